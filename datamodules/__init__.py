@@ -1,0 +1,1 @@
+"""Data: types, loaders for the benchmark formats, the built-in demo data."""

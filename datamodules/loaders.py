@@ -1,0 +1,312 @@
+"""Loaders for the published multi-hop QA formats, all producing `Question`s and `Passage`s.
+
+Each format's question loader turns a record into a `Question` plus its context passages and
+its gold passages as (title, text or None). `load_benchmark` then builds the corpus (a corpus
+file, or the deduplicated union of the questions' contexts) and resolves every gold passage to a
+corpus id: by title and text, or by title alone when the title is unique in the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field as dc_field
+from pathlib import Path
+from typing import Any, Callable
+
+from datamodules.records import DataError, field, read_json, read_records
+from datamodules.types import Passage, Question, normalize_space, passage_id
+
+DEMO_DIR = Path(__file__).parent / "demo"
+DEMO_QUESTIONS = str(DEMO_DIR / "questions.jsonl")
+DEMO_PASSAGES = str(DEMO_DIR / "passages.jsonl")
+
+
+@dataclass
+class Benchmark:
+    """Questions with gold passage ids that all resolve into `passages`."""
+
+    questions: list[Question]
+    passages: list[Passage]
+    source: str = ""
+
+    def passage_by_id(self) -> dict[str, Passage]:
+        return {p.id: p for p in self.passages}
+
+
+@dataclass
+class DataConfig:
+    """Which benchmark to load; the defaults are the built-in demo data."""
+
+    format: str = "unified"  # one of FORMATS
+    questions: str = DEMO_QUESTIONS
+    corpus: str | None = DEMO_PASSAGES  # None: the union of the questions' contexts
+    gold_titles: str | None = None  # gold titles for a plain question list
+    limit: int | None = None  # only the first N questions
+
+    def load(self) -> Benchmark:
+        return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit)
+
+
+@dataclass
+class _Parsed:
+    """One question record as read, before gold passages are resolved against the corpus."""
+
+    question: Question
+    where: str
+    context: list[Passage] = dc_field(default_factory=list)
+    gold: list[tuple[str, str | None]] = dc_field(default_factory=list)  # (title, text or None)
+
+
+Reader = Callable[[Any, Path, str], _Parsed]
+
+
+def _str(record, name, path, where) -> str:
+    return field(record, name, str, path, where)
+
+
+def _list(record, name, path, where) -> list:
+    return field(record, name, list, path, where)
+
+
+def _titled_sentences(record, path, where) -> list[Passage]:
+    """HotpotQA/2Wiki `context`: [[title, [sentence, ...]], ...]."""
+    passages = []
+    for i, item in enumerate(_list(record, "context", path, where)):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], list)):
+            raise DataError(path, where, f"field 'context' item {i} should be [title, [sentences]]")
+        passages.append(Passage.make(item[0], sentences=[str(s) for s in item[1]]))
+    return passages
+
+
+def _supporting_titles(record, context: list[Passage], path, where) -> list[tuple[str, str | None]]:
+    by_title = {p.title: p for p in context}
+    gold: list[tuple[str, str | None]] = []
+    for i, fact in enumerate(_list(record, "supporting_facts", path, where)):
+        if not (isinstance(fact, list) and fact and isinstance(fact[0], str)):
+            raise DataError(path, where, f"field 'supporting_facts' item {i} should be [title, sentence index]")
+        title = normalize_space(fact[0])
+        if title not in by_title:
+            raise DataError(path, where, f"supporting fact title '{title}' is not in the question's context")
+        if all(title != g[0] for g in gold):
+            gold.append((title, by_title[title].text))
+    return gold
+
+
+def read_hotpotqa(record, path: Path, where: str) -> _Parsed:
+    context = _titled_sentences(record, path, where)
+    question = Question(
+        id=_str(record, "_id", path, where),
+        question=_str(record, "question", path, where),
+        answers=[_str(record, "answer", path, where)],
+        type=str(record.get("type", "")),
+    )
+    return _Parsed(question, where, context, _supporting_titles(record, context, path, where))
+
+
+def read_2wiki(record, path: Path, where: str) -> _Parsed:
+    parsed = read_hotpotqa(record, path, where)
+    triples = record.get("evidences", [])
+    if not all(isinstance(t, list) and len(t) == 3 for t in triples):
+        raise DataError(path, where, "field 'evidences' should be a list of [subject, relation, object]")
+    parsed.question.gold_triples = [[str(x) for x in t] for t in triples]
+    return parsed
+
+
+def read_musique(record, path: Path, where: str) -> _Parsed:
+    qid = _str(record, "id", path, where)
+    context, gold_by_idx = [], {}
+    for i, para in enumerate(_list(record, "paragraphs", path, where)):
+        at = f"{where}, paragraph {i}"
+        passage = Passage.make(_str(para, "title", path, at), _str(para, "paragraph_text", path, at))
+        context.append(passage)
+        if para.get("is_supporting"):
+            gold_by_idx[para.get("idx", i)] = passage
+    decomposition = []
+    order = []  # gold paragraphs in hop order, as the decomposition gives it
+    for step in record.get("question_decomposition", []):
+        decomposition.append({"question": str(step.get("question", "")), "answer": str(step.get("answer", ""))})
+        idx = step.get("paragraph_support_idx")
+        if idx in gold_by_idx and idx not in order:
+            order.append(idx)
+    order += [i for i in gold_by_idx if i not in order]
+    question = Question(
+        id=qid,
+        question=_str(record, "question", path, where),
+        answers=[_str(record, "answer", path, where)] + [str(a) for a in record.get("answer_aliases", [])],
+        type=qid.split("__")[0] if "__" in qid else "",
+        decomposition=decomposition,
+    )
+    return _Parsed(question, where, context, [(gold_by_idx[i].title, gold_by_idx[i].text) for i in order])
+
+
+def read_ircot(record, path: Path, where: str) -> _Parsed:
+    answers = []
+    for obj in _list(record, "answers_objects", path, where):
+        answers += [str(s) for s in (obj.get("spans") or [])] if isinstance(obj, dict) else []
+    context, gold = [], []
+    for i, ctx in enumerate(_list(record, "contexts", path, where)):
+        at = f"{where}, context {i}"
+        passage = Passage.make(_str(ctx, "title", path, at), _str(ctx, "paragraph_text", path, at))
+        context.append(passage)
+        if ctx.get("is_supporting"):
+            gold.append((passage.title, passage.text))
+    question = Question(
+        id=_str(record, "question_id", path, where),
+        question=_str(record, "question_text", path, where),
+        answers=answers,
+        type=str(record.get("type", "")),
+    )
+    return _Parsed(question, where, context, gold)
+
+
+def read_plain(record, path: Path, where: str) -> _Parsed:
+    """A question string, or an object with `question` and optional `answer`/`ground_truth` titles."""
+    text = record if isinstance(record, str) else _str(record, "question", path, where)
+    answer = record.get("answer") if isinstance(record, dict) else None
+    titles = record.get("ground_truth", []) if isinstance(record, dict) else []
+    question = Question(
+        id=str(record.get("id")) if isinstance(record, dict) and "id" in record else _text_id(text),
+        question=text,
+        answers=[answer] if answer else [],
+    )
+    return _Parsed(question, where, gold=[(normalize_space(t), None) for t in titles])
+
+
+def read_unified(record, path: Path, where: str) -> _Parsed:
+    """The project's own format: a `Question` as a dict (what `prepare.py data` writes)."""
+    question = Question(
+        id=_str(record, "id", path, where),
+        question=_str(record, "question", path, where),
+        answers=[str(a) for a in record.get("answers", [])],
+        gold_passage_ids=[str(p) for p in record.get("gold_passage_ids", [])],
+        type=str(record.get("type", "")),
+        gold_triples=record.get("gold_triples", []),
+        decomposition=record.get("decomposition", []),
+    )
+    return _Parsed(question, where)
+
+
+def _text_id(text: str) -> str:
+    return hashlib.sha1(normalize_space(text).encode("utf-8")).hexdigest()[:12]
+
+
+def _sniff(record) -> str:
+    """Which published format a question record is in (for the `hipporag` layout)."""
+    if isinstance(record, str) or (isinstance(record, dict) and "context" not in record and "question" in record
+                                   and "paragraphs" not in record and "gold_passage_ids" not in record):
+        return "plain"
+    if isinstance(record, dict):
+        if "paragraphs" in record:
+            return "musique"
+        if "question_text" in record:
+            return "ircot"
+        if "gold_passage_ids" in record:
+            return "unified"
+        if "context" in record:
+            return "2wiki" if "evidences" in record else "hotpotqa"
+    return "unknown"
+
+
+READERS: dict[str, Reader] = {
+    "hotpotqa": read_hotpotqa,
+    "2wiki": read_2wiki,
+    "musique": read_musique,
+    "ircot": read_ircot,
+    "plain": read_plain,
+    "unified": read_unified,
+}
+FORMATS = sorted(READERS) + ["hipporag"]
+
+
+def load_corpus(path: str | Path) -> list[Passage]:
+    """A corpus file: HotpotQA's {title: [sentences]}, HippoRAG's [{title, text}], or unified passages."""
+    value, unit = read_json(path)
+    if isinstance(value, dict):
+        items = []
+        for title, body in value.items():
+            if isinstance(body, list):
+                items.append(Passage.make(title, sentences=[str(s) for s in body]))
+            elif isinstance(body, str):
+                items.append(Passage.make(title, body))
+            else:
+                raise DataError(path, f"title '{title}'", "expected a list of sentences or a text")
+        return _dedup(items)
+    passages = []
+    for where, record in read_records(path):
+        title, text = _str(record, "title", path, where), _str(record, "text", path, where)
+        passage = Passage.make(title, text, sentences=record.get("sentences"))
+        if "id" in record:
+            passage.id = str(record["id"])
+        passages.append(passage)
+    return _dedup(passages)
+
+
+def _dedup(passages: list[Passage]) -> list[Passage]:
+    seen: dict[str, Passage] = {}
+    for p in passages:
+        seen.setdefault(p.id, p)
+    return list(seen.values())
+
+
+def load_gold_titles(path: str | Path) -> dict[str, list[str]]:
+    """A list of {question, ground_truth: [titles]}: gold titles for a plain question list."""
+    gold = {}
+    for where, record in read_records(path):
+        titles = field(record, "ground_truth", list, path, where)
+        gold[normalize_space(_str(record, "question", path, where))] = [normalize_space(str(t)) for t in titles]
+    return gold
+
+
+def load_benchmark(
+    format: str,
+    questions: str | Path,
+    corpus: str | Path | None = None,
+    gold_titles: str | Path | None = None,
+    limit: int | None = None,
+) -> Benchmark:
+    """Load questions of `format`, their corpus, and resolve their gold passages to corpus ids."""
+    if format not in FORMATS:
+        raise DataError(questions, None, f"unknown format '{format}'; known formats: {', '.join(FORMATS)}")
+    records = read_records(questions)
+    if limit is not None:
+        records = records[:limit]
+    if format == "hipporag" and records:
+        format = _sniff(records[0][1])
+        if format not in READERS:
+            raise DataError(questions, records[0][0], "cannot tell which published format this file is in")
+    parsed = [READERS[format](record, Path(questions), where) for where, record in records]
+
+    passages = load_corpus(corpus) if corpus else _dedup([p for q in parsed for p in q.context])
+    if not passages:
+        raise DataError(corpus or questions, None, "the corpus is empty")
+    titles = {} if gold_titles is None else load_gold_titles(gold_titles)
+    _resolve_gold(parsed, passages, titles, questions, corpus)
+    return Benchmark([p.question for p in parsed], passages, source=str(questions))
+
+
+def _resolve_gold(parsed: list[_Parsed], passages: list[Passage], gold_titles: dict[str, list[str]],
+                  questions_path, corpus_path) -> None:
+    ids = {p.id for p in passages}
+    by_title: dict[str, list[str]] = defaultdict(list)
+    for p in passages:
+        by_title[p.title].append(p.id)
+    corpus_name = corpus_path or f"{questions_path} (contexts)"
+    for item in parsed:
+        question = item.question
+        gold = item.gold or [(t, None) for t in gold_titles.get(normalize_space(question.question), [])]
+        for title, text in gold:
+            pid = passage_id(title, text) if text is not None else None
+            if pid not in ids:
+                candidates = by_title.get(title, [])
+                if len(candidates) != 1:
+                    problem = "is not in the corpus" if not candidates else f"matches {len(candidates)} passages by title"
+                    raise DataError(questions_path, item.where,
+                                    f"gold passage '{title}' of question {question.id} {problem} ({corpus_name})")
+                pid = candidates[0]
+            if pid not in question.gold_passage_ids:
+                question.gold_passage_ids.append(pid)
+        unknown = [pid for pid in question.gold_passage_ids if pid not in ids]
+        if unknown:
+            raise DataError(questions_path, item.where,
+                            f"gold passage id(s) {', '.join(unknown)} of question {question.id} not in the corpus ({corpus_name})")

@@ -1,0 +1,87 @@
+"""Bad input fails with an error naming the file, the record or line, and what is wrong."""
+
+import json
+
+import pytest
+
+from datamodules.loaders import load_benchmark
+from datamodules.records import DataError
+
+RECORD = {"_id": "h1", "question": "Q?", "answer": "A", "supporting_facts": [["T", 0]],
+          "context": [["T", ["Text one."]], ["U", ["Text two."]]]}
+
+
+def error_of(tmp_path, fmt, questions, corpus=None, name="q.json"):
+    path = tmp_path / name
+    path.write_text(questions if isinstance(questions, str) else json.dumps(questions))
+    corpus_path = None
+    if corpus is not None:
+        corpus_path = tmp_path / "c.json"
+        corpus_path.write_text(corpus if isinstance(corpus, str) else json.dumps(corpus))
+    with pytest.raises(DataError) as info:
+        load_benchmark(fmt, path, corpus_path)
+    return str(info.value)
+
+
+def test_malformed_json_names_file_line_and_column(tmp_path):
+    message = error_of(tmp_path, "hotpotqa", '[{"_id": "h1",\n "question": }]')
+    assert "q.json" in message and "line 2 column" in message and "malformed JSON" in message
+
+
+def test_malformed_jsonl_line_names_the_line(tmp_path):
+    good = json.dumps(RECORD)
+    message = error_of(tmp_path, "hotpotqa", f"{good}\n\n{good}\n{{not json\n", name="q.jsonl")
+    assert "q.jsonl: line 4: malformed JSON Lines record" in message
+
+
+def test_missing_field_names_record_and_field(tmp_path):
+    record = {k: v for k, v in RECORD.items() if k != "answer"}
+    assert error_of(tmp_path, "hotpotqa", [RECORD, record]).endswith("q.json: record 1: missing field 'answer'")
+
+
+def test_field_of_wrong_type_is_named(tmp_path):
+    message = error_of(tmp_path, "musique", [{"id": "x", "question": "Q", "answer": "A", "paragraphs": "oops"}])
+    assert "record 0: field 'paragraphs' should be list, found str" in message
+
+
+def test_missing_field_inside_a_paragraph_names_it(tmp_path):
+    record = {"id": "x", "question": "Q", "answer": "A", "paragraphs": [{"title": "T"}]}
+    assert "record 0, paragraph 0: missing field 'paragraph_text'" in error_of(tmp_path, "musique", [record])
+
+
+def test_gold_passage_not_in_corpus_names_question_and_title(tmp_path):
+    message = error_of(tmp_path, "hotpotqa", [RECORD], corpus=[{"title": "U", "text": "Text two."}])
+    assert "q.json: record 0: gold passage 'T' of question h1 is not in the corpus" in message
+    assert "c.json" in message
+
+
+def test_unknown_gold_passage_id_in_unified_questions(tmp_path):
+    corpus = [{"id": "p1", "title": "T", "text": "x"}]
+    message = error_of(tmp_path, "unified", [{"id": "q1", "question": "Q", "gold_passage_ids": ["p1", "p9"]}], corpus)
+    assert "record 0: gold passage id(s) p9 of question q1 not in the corpus" in message
+
+
+def test_empty_corpus(tmp_path):
+    assert "c.json: the corpus is empty" in error_of(tmp_path, "unified", [{"id": "q", "question": "Q"}], corpus=[])
+
+
+def test_empty_file(tmp_path):
+    assert error_of(tmp_path, "hotpotqa", "  \n").endswith("q.json: file is empty")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError, match="nope.json: file does not exist"):
+        load_benchmark("hotpotqa", tmp_path / "nope.json")
+
+
+def test_unknown_format_lists_the_known_ones(tmp_path):
+    message = error_of(tmp_path, "hotpot", [RECORD])
+    assert "unknown format 'hotpot'" in message and "musique" in message and "ircot" in message
+
+
+def test_model_path_that_does_not_exist(tmp_path):
+    from models.encoder import Encoder
+
+    missing = tmp_path / "no-such-model"
+    with pytest.raises(FileNotFoundError, match=str(missing)):
+        Encoder(str(missing))

@@ -1,0 +1,92 @@
+"""evaluate.py end to end on the demo data: config parsing, outputs, resume, errors."""
+
+import json
+
+import pytest
+
+from evaluate import EvalConfig, main, parse_config
+from inference.methods import SingleShotRAG
+
+
+def run_files(out):
+    metrics = json.loads((out / "metrics.json").read_text())
+    predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    return metrics, predictions
+
+
+def test_yaml_config_and_dotted_overrides(tmp_path):
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text("data:\n  format: musique\n  limit: 3\nretriever: dense\nencoder:\n  pooling: cls\n")
+    config = parse_config(["--config", str(config_file), "--data.limit", "5", "--index.type", "hnsw"])
+    assert isinstance(config, EvalConfig)
+    assert (config.data.format, config.data.limit, config.retriever) == ("musique", 5, "dense")
+    assert (config.encoder.pooling, config.index.type) == ("cls", "hnsw")
+
+
+def test_bm25_on_demo_writes_metrics_predictions_and_table(tmp_path):
+    out = tmp_path / "run"
+    assert main(["--retriever", "bm25", "--output_dir", str(out), "--index.cache_dir", str(tmp_path / "idx")]) == 0
+    metrics, predictions = run_files(out)
+    n = metrics["questions"]
+    assert n >= 50 and len(predictions) == n
+    for k in (1, 2, 3, 5, 10):
+        per_question = sum(p[f"recall@{k}"] for p in predictions) / n
+        assert metrics[f"recall@{k}"] == pytest.approx(per_question)
+    assert metrics["recall@1"] <= metrics["recall@2"] <= metrics["recall@5"] <= metrics["recall@10"]
+    assert 0 < metrics["recall@10"] <= 1
+    assert all(len(p["passages"]) == 10 and len({pid for pid, _ in p["passages"]}) == 10 for p in predictions)
+    assert metrics["retrieval_calls"] == 1.0
+    assert "| rag | bm25 |" in (out / "metrics.md").read_text()
+
+
+def test_interrupted_run_resumes_without_redoing_finished_questions(tmp_path, monkeypatch):
+    args = ["--retriever", "bm25", "--batch_size", "8", "--index.cache_dir", str(tmp_path / "idx")]
+    full = tmp_path / "full"
+    assert main(args + ["--output_dir", str(full)]) == 0
+    expected, _ = run_files(full)
+
+    # Cut the run short: keep 20 finished records and half of the next line.
+    part = tmp_path / "part"
+    part.mkdir()
+    lines = (full / "predictions.jsonl").read_text().splitlines()
+    (part / "run.json").write_text((full / "run.json").read_text())
+    (part / "predictions.jsonl").write_text("\n".join(lines[:20]) + "\n" + lines[20][:25])
+
+    asked = []
+    predict = SingleShotRAG.predict
+    monkeypatch.setattr(SingleShotRAG, "predict", lambda self, qs: asked.extend(qs) or predict(self, qs))
+    assert main(args + ["--output_dir", str(part)]) == 0
+    resumed, predictions = run_files(part)
+    assert len(asked) == len(lines) - 20
+    assert len(predictions) == len(lines)
+    timing = "seconds_per_question"
+    assert {k: v for k, v in resumed.items() if k != timing} == {k: v for k, v in expected.items() if k != timing}
+
+
+def test_other_config_in_same_output_dir_is_refused_not_overwritten(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    common = ["--output_dir", out, "--index.cache_dir", str(tmp_path / "idx"), "--data.limit", "4"]
+    assert main(common + ["--retriever", "bm25"]) == 0
+    before = (tmp_path / "run" / "predictions.jsonl").read_text()
+    assert main(common + ["--retriever", "bm25", "--top_k", "3"]) == 2
+    assert "different config" in capsys.readouterr().err
+    assert (tmp_path / "run" / "predictions.jsonl").read_text() == before
+
+
+def test_unknown_retriever_and_bad_data_exit_with_a_message(tmp_path, capsys):
+    assert main(["--retriever", "tfidf", "--output_dir", str(tmp_path / "a")]) == 2
+    assert "tfidf" in capsys.readouterr().err
+    assert main(["--data.questions", str(tmp_path / "missing.json"), "--output_dir", str(tmp_path / "b")]) == 2
+    assert "missing.json: file does not exist" in capsys.readouterr().err
+
+
+def test_dense_with_a_local_model_folder(tmp_path, make_tiny_encoder):
+    folder = tmp_path / "tiny"
+    tiny = make_tiny_encoder()
+    tiny.model.save_pretrained(folder)
+    tiny.tokenizer.save_pretrained(folder)
+    out = tmp_path / "run"
+    assert main(["--retriever", "dense", "--encoder.name", str(folder), "--data.limit", "6",
+                 "--output_dir", str(out), "--index.cache_dir", str(tmp_path / "idx")]) == 0
+    metrics, predictions = run_files(out)
+    assert metrics["questions"] == 6 and all(len(p["passages"]) == 10 for p in predictions)
