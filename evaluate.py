@@ -18,7 +18,7 @@ from jsonargparse import ActionConfigFile, ArgumentParser
 from tqdm.auto import tqdm
 
 from datamodules.loaders import Benchmark, DataConfig
-from datamodules.records import DataError
+from datamodules.records import exit_code
 from inference.methods import METHODS, Method, Prediction
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
 from inference.retrievers import make_retriever
@@ -199,12 +199,7 @@ def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        evaluate(parse_config(argv))
-    except (DataError, FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return exit_code(lambda: evaluate(parse_config(argv)))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from datasets import Dataset
 from jsonargparse import ActionConfigFile, ArgumentParser
 
 from datamodules.loaders import DataConfig
-from datamodules.records import DataError
+from datamodules.records import exit_code
 
 
 def write_unified(config: DataConfig, output_dir: str) -> Path:
@@ -45,20 +45,20 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def run(cfg) -> None:
+    if cfg.subcommand == "data":
+        write_unified(DataConfig(**cfg.data.data.as_dict()), cfg.data.output_dir)
+    elif cfg.subcommand == "index":
+        from evaluate import build_method, config_from_namespace
+
+        config = config_from_namespace(cfg.index)
+        build_method(config, config.data.load())
+        print(f"index of {config.data.corpus or config.data.questions} is ready in {config.index.cache_dir}")
+
+
 def main(argv: list[str] | None = None) -> int:
     cfg = build_parser().parse_args(argv)
-    try:
-        if cfg.subcommand == "data":
-            write_unified(DataConfig(**cfg.data.data.as_dict()), cfg.data.output_dir)
-        else:
-            from evaluate import build_method, config_from_namespace
-            config = config_from_namespace(cfg.index)
-            build_method(config, config.data.load())
-            print(f"index of {config.data.corpus or config.data.questions} is ready in {config.index.cache_dir}")
-    except (DataError, FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    return exit_code(lambda: run(cfg))
 
 
 if __name__ == "__main__":

@@ -1,1 +1,1 @@
-"""inference"""
+"""Retrieval at inference time: retrievers, methods and metrics."""

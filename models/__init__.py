@@ -1,1 +1,1 @@
-"""models"""
+"""Encoders and language models, and (later) the LightningModules that train them."""

@@ -1,6 +1,7 @@
 """evaluate.py end to end on the demo data: config parsing, outputs, resume, errors."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,18 @@ def test_dense_with_a_local_model_folder(tmp_path, make_tiny_encoder):
                  "--output_dir", str(out), "--index.cache_dir", str(tmp_path / "idx")]) == 0
     metrics, predictions = run_files(out)
     assert metrics["questions"] == 6 and all(len(p["passages"]) == 10 for p in predictions)
+
+
+SHARED_CONFIGS = sorted(p.name for p in (Path(__file__).parents[1] / "configs" / "eval").glob("*.yaml") if p.stem != "demo")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", SHARED_CONFIGS)
+def test_bm25_on_every_shared_dataset_config(name, shared_data, tmp_path, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parents[1])  # the configs name ../shared/data relative to the repository
+    out = tmp_path / "run"
+    assert main(["--config", f"configs/eval/{name}", "--output_dir", str(out),
+                 "--index.cache_dir", str(tmp_path / "idx")]) == 0
+    metrics, predictions = run_files(out)
+    assert len(predictions) == metrics["questions"] >= 10
+    assert 0.2 < metrics["recall@10"] <= 1.0
