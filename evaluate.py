@@ -11,14 +11,14 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from jsonargparse import ActionConfigFile, ArgumentParser
 from tqdm.auto import tqdm
 
+from cli import dataclass_from, exit_code
 from datamodules.loaders import Benchmark, DataConfig
-from datamodules.records import exit_code
 from inference.methods import METHODS, Method, Prediction
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
 from inference.retrievers import make_retriever
@@ -68,14 +68,7 @@ def build_parser() -> ArgumentParser:
 
 
 def parse_config(argv: list[str] | None = None) -> EvalConfig:
-    return config_from_namespace(build_parser().parse_args(argv))
-
-
-def config_from_namespace(namespace) -> EvalConfig:
-    values = namespace.as_dict()
-    values.pop("config", None)
-    groups = {f.name: f.type for f in fields(EvalConfig) if is_dataclass(f.type)}
-    return EvalConfig(**{k: groups[k](**v) if k in groups else v for k, v in values.items()})
+    return dataclass_from(EvalConfig, build_parser().parse_args(argv))
 
 
 def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:

@@ -1,21 +1,33 @@
-"""Offline preparation: raw benchmark files -> unified questions and passages -> retrieval indexes.
+"""Offline preparation: raw files -> unified data -> indexes -> knowledge triples -> training chains.
 
     python prepare.py data --data.format musique --data.questions ../shared/data/musique/kag_100.json \
         --output_dir data/musique-kag
     python prepare.py index --config configs/eval/demo.yaml --retriever dense
+    python prepare.py kg --config configs/kg/demo.yaml
+    python prepare.py chains --config configs/chains/demo.yaml
 
 `data` writes `questions.jsonl` and `passages.jsonl` in the unified format (read back with
 `--data.format unified`). `index` builds (or finds up to date) the retrieval index of a corpus.
+`kg` extracts the corpus's knowledge triples with an LM, or imports external ones (`openie`),
+into a resumable store: a rerun continues where an interrupted one stopped. `chains` builds the
+Aligner's training file: silver reasoning chains over the gold passages' triples, with candidate
+negatives mined from the passages retrieved at each step (see datamodules/silver_chains.py).
 """
 
+import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasets import Dataset
 from jsonargparse import ActionConfigFile, ArgumentParser
 
+from cli import dataclass_from, exit_code
+from datamodules.chain_pipeline import ChainsConfig, build_chains_file, chain_report
+from datamodules.extraction import TripleExtractor
+from datamodules.kg_store import KGStore
 from datamodules.loaders import DataConfig
-from datamodules.records import exit_code
+from datamodules.openie_import import import_openie
 
 
 def write_unified(config: DataConfig, output_dir: str) -> Path:
@@ -28,6 +40,49 @@ def write_unified(config: DataConfig, output_dir: str) -> Path:
     return out
 
 
+@dataclass
+class LMConfig:
+    name: str = "qwen2.5-coder-0.5b-instruct"  # a packaged short name, a folder, a .gguf file or a hub id
+    gguf_file: str | None = None
+    dtype: str = "float32"  # or bfloat16
+    device: str = "auto"
+
+    def build(self):
+        from models.lm import CausalLM
+
+        return CausalLM(self.name, gguf_file=self.gguf_file, dtype=self.dtype, device=self.device)
+
+
+@dataclass
+class KGConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    store: str = "runs/kg/demo"  # the KGStore folder
+    openie: str | None = None  # import these HippoRAG OpenIE triples instead of extracting
+    lm: LMConfig = field(default_factory=LMConfig)
+    encoder: str = "minilm"  # chooses the few-shot demonstrations per passage
+    num_demos: int = 5
+    batch_size: int = 8
+    max_new_tokens: int = 512
+    limit: int | None = None  # only the first N corpus passages
+
+
+def build_kg(config: KGConfig) -> dict:
+    passages = config.data.load().passages[: config.limit]
+    store = KGStore(config.store)
+    if config.openie:
+        summary = import_openie(config.openie, passages, store)
+    else:
+        from models.encoder import Encoder
+
+        encoder = Encoder(config.encoder) if config.num_demos else None
+        extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
+                                    batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
+        summary = extractor.extract_into(store, passages)
+    summary["store"] = store.stats()
+    print(json.dumps(summary, indent=2))
+    return summary
+
+
 def build_parser() -> ArgumentParser:
     data = ArgumentParser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
     data.add_argument("--config", action=ActionConfigFile)
@@ -38,22 +93,40 @@ def build_parser() -> ArgumentParser:
     index = evaluate_parser()
     index.description = "Build the retrieval index of a corpus (reused later by evaluate.py)"
 
+    kg = ArgumentParser(description="Extract (or import) the corpus's knowledge triples into a KG store")
+    kg.add_argument("--config", action=ActionConfigFile)
+    kg.add_class_arguments(KGConfig)
+
+    chains = ArgumentParser(description="Build silver reasoning chains with candidate negatives (chains.jsonl)")
+    chains.add_argument("--config", action=ActionConfigFile)
+    chains.add_class_arguments(ChainsConfig)
+    chains.add_argument("--report", type=bool, default=True, help="print coverage and ground-truth agreement")
+
     parser = ArgumentParser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
     commands = parser.add_subcommands()
     commands.add_subcommand("data", data)
     commands.add_subcommand("index", index)
+    commands.add_subcommand("kg", kg)
+    commands.add_subcommand("chains", chains)
     return parser
 
 
 def run(cfg) -> None:
     if cfg.subcommand == "data":
-        write_unified(DataConfig(**cfg.data.data.as_dict()), cfg.data.output_dir)
+        write_unified(dataclass_from(DataConfig, cfg.data.data), cfg.data.output_dir)
     elif cfg.subcommand == "index":
-        from evaluate import build_method, config_from_namespace
+        from evaluate import EvalConfig, build_method
 
-        config = config_from_namespace(cfg.index)
+        config = dataclass_from(EvalConfig, cfg.index)
         build_method(config, config.data.load())
         print(f"index of {config.data.corpus or config.data.questions} is ready in {config.index.cache_dir}")
+    elif cfg.subcommand == "kg":
+        build_kg(dataclass_from(KGConfig, cfg.kg))
+    elif cfg.subcommand == "chains":
+        config = dataclass_from(ChainsConfig, cfg.chains)
+        print(json.dumps(build_chains_file(config), indent=2))
+        if cfg.chains.report:
+            print(json.dumps(chain_report(config), indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 class DataError(ValueError):
@@ -76,12 +75,3 @@ def field(record: Any, name: str, kind: type | tuple[type, ...], path: str | Pat
         raise DataError(path, where, f"field '{name}' should be {names}, found {type(value).__name__}")
     return value
 
-
-def exit_code(run: Callable[[], object]) -> int:
-    """Run a command-line job: bad input prints one clear line and exits 2 instead of a traceback."""
-    try:
-        run()
-    except (DataError, FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0

