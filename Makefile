@@ -30,5 +30,7 @@ test: install
 	$(BIN)/python -m pytest -q
 
 benchmarks: install
+	$(BIN)/pip install --quiet -e ".[$(FAISS),bench]" "$(TORCH)"
 	$(BIN)/python benchmarks/retrieval_baselines.py
 	$(BIN)/python benchmarks/triple_extraction.py
+	$(BIN)/python benchmarks/aligner_training.py

@@ -1,0 +1,334 @@
+"""Aligner training: step throughput against sentence-transformers, and next-triple ranking before/after training.
+
+    python benchmarks/aligner_training.py [--steps N] [--epochs E] [--val_fraction F]
+                                          [--skip_throughput] [--skip_training]
+
+Both parts run on the MuSiQue train-100 silver chains over its gpt-3.5 triples
+(`runs/chains/musique/chains.jsonl`, built here with `prepare.py kg` and `prepare.py chains` if absent),
+with the settings of `configs/aligner/shared_cpu.yaml`.
+
+1. Throughput (examples/s) of one training step: this project's `AlignerModule` (its encoder and
+   `ChainContrastiveLoss`) against sentence-transformers' `MultipleNegativesRankingLoss`, each on its
+   own copy of the same packaged all-MiniLM-L6-v2 weights, in a plain loop (no Trainer, so that the
+   step itself is compared): tokenisation, forward, loss, backward, gradient clipping at 1.0 and an
+   AdamW step. The same real training batches (16 queries, each with its positive and 10 candidate
+   negatives) go to both, warm-up steps first, then timed steps interleaved (ours, ST, ST, ours, ...)
+   so that drift in the machine's speed falls on both alike. The candidate pool is the same for both
+   (every positive and every negative of the batch), so is the scale (1 / temperature) and the cosine
+   similarity; the two losses are checked equal (dropout off) on the first batch before timing.
+2. Next-triple MRR and R@1 on held-out questions before and after training: the chains are split by
+   question with the datamodule's own split (fixed seed), the Aligner is trained through `train.py`
+   (LightningCLI, in process) on the training questions only, and for every prefix of every held-out
+   chain the positive is ranked among ALL of its stored candidates (itself and every mined negative,
+   not a sample), with the base MiniLM and with the trained weights of the last epoch (no checkpoint
+   selection on the held-out questions).
+"""
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import ROOT, SHARED_DATA, machine, write_results  # noqa: E402
+from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
+from datamodules.chains import ChainRecord, read_chains, write_chains  # noqa: E402
+from evaluate import markdown_table  # noqa: E402
+from models.aligner import AlignerModule  # noqa: E402
+from models.encoder import Encoder, resolve_model_path  # noqa: E402
+
+CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
+CHAINS = ROOT / "runs" / "chains" / "musique" / "chains.jsonl"
+PREPARE = (("kg", "configs/kg/musique_gpt35.yaml"), ("chains", "configs/chains/musique_gpt35.yaml"))
+WARMUP = 3
+
+
+def ensure_chains() -> None:
+    if CHAINS.exists():
+        return
+    for command, config in PREPARE:
+        subprocess.run([sys.executable, str(ROOT / "prepare.py"), command, "--config", config], cwd=ROOT, check=True)
+
+
+def limited_chains(limit: int | None, folder: Path) -> Path:
+    """The chains file, or (for quick checks) a copy holding only its first `limit` records."""
+    if limit is None:
+        return CHAINS
+    path = folder / "chains.jsonl"
+    write_chains(path, read_chains(CHAINS)[:limit])
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- throughput
+
+
+def adamw(module: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW grouped as `AlignerModule.configure_optimizers` does: no decay on biases and norm weights."""
+    decay, no_decay = [], []
+    for sub in module.modules():
+        for name, param in sub.named_parameters(recurse=False):
+            if param.requires_grad:
+                (no_decay if "Norm" in type(sub).__name__ or name == "bias" else decay).append(param)
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+
+
+def fit_length(tokenizer, texts: list[str], limit: int) -> tuple[list[str], int]:
+    """Cut texts longer than `limit` tokens (special tokens included) to `limit`; return them and how many were cut."""
+    out, cut = [], 0
+    for text in texts:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(ids) + 2 > limit:
+            text, cut = tokenizer.decode(ids[: limit - 2]), cut + 1
+        out.append(text)
+    return out, cut
+
+
+def throughput_batches(chains: Path, batch_size: int, num_negatives: int, count: int) -> list[dict]:
+    """`count` real training batches from the datamodule's sampler (epochs 0, 1, ...): full batches only,
+    every example with exactly `num_negatives` negatives (MNRL takes one column per negative)."""
+    data = AlignerDataModule(str(chains), val_fraction=0.0, batch_size=batch_size, num_negatives=num_negatives)
+    data.setup("fit")
+    loader = data.train_dataloader()
+    batches, epoch = [], 0
+    while len(batches) < count:
+        loader.sampler.set_epoch(epoch)
+        usable = [b for b in loader if len(b["queries"]) == batch_size and bool(b["negative_mask"].all())
+                  and b["negative_mask"].shape[1] == num_negatives]
+        if not usable and epoch > 0:
+            raise ValueError(f"{chains}: no batch of {batch_size} examples with {num_negatives} negatives each")
+        batches += usable
+        epoch += 1
+    return batches[:count]
+
+
+def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict], dict]:
+    try:
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    except ImportError:
+        sys.exit("the throughput part needs sentence-transformers: pip install sentence-transformers "
+                 "(or run with --skip_throughput)")
+    batch_size, n_neg = settings["data"]["batch_size"], settings["data"]["num_negatives"]
+    model_cfg = settings["model"]
+    tau, lr, wd = model_cfg["temperature"], model_cfg["lr"], model_cfg["weight_decay"]
+    q_len, t_len = model_cfg["query_max_length"], model_cfg["triple_max_length"]
+
+    ours = AlignerModule(**model_cfg)
+    ours.train()
+    st = SentenceTransformer(resolve_model_path(model_cfg["model"]), device="cpu")
+    st.max_seq_length = q_len  # one limit for all texts: the query's; triples are cut to theirs beforehand
+    st.train()
+    mnrl = MultipleNegativesRankingLoss(st, scale=1.0 / tau)
+    ours_weights, st_weights = ours.encoder.model.state_dict(), st[0].auto_model.state_dict()
+    shared = [k for k in ours_weights if k in st_weights]
+    if not shared or not all(torch.equal(ours_weights[k], st_weights[k]) for k in shared):
+        raise RuntimeError("the two models do not start from the same weights")
+
+    # Texts longer than a limit are cut beforehand to the limit, so that neither side truncates again
+    # (on this data none is: triples are far under 64 tokens, queries under 256).
+    batches, cut = [], 0
+    tokenizer = ours.encoder.tokenizer
+    for b in throughput_batches(chains, batch_size, n_neg, WARMUP + steps):
+        queries, n = fit_length(tokenizer, b["queries"], q_len)
+        positives, m = fit_length(tokenizer, b["positives"], t_len)
+        negatives = [fit_length(tokenizer, negs, t_len) for negs in b["negatives"]]
+        cut += n + m + sum(k for _, k in negatives)
+        batches.append({**b, "queries": queries, "positives": positives, "negatives": [t for t, _ in negatives]})
+
+    def st_features(batch: dict) -> list[dict]:
+        columns = [batch["queries"], batch["positives"]]
+        columns += [[negs[j] for negs in batch["negatives"]] for j in range(n_neg)]
+        return [st.preprocess(column) for column in columns]
+
+    optimizers = {"ours": adamw(ours, lr, wd), "st": adamw(st, lr, wd)}
+    modules = {"ours": ours, "st": st}
+
+    def loss_of(method: str, batch: dict) -> torch.Tensor:
+        if method == "ours":
+            return ours.loss(*ours.embed(batch))
+        return mnrl(st_features(batch), None)
+
+    def step(method: str, batch: dict) -> float:
+        start = time.perf_counter()
+        loss = loss_of(method, batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(modules[method].parameters(), 1.0)
+        optimizers[method].step()
+        optimizers[method].zero_grad(set_to_none=True)
+        return time.perf_counter() - start
+
+    # The same loss: with dropout off, both give the same value on the first batch.
+    ours.eval(), st.eval()
+    with torch.no_grad():
+        check = {m: float(loss_of(m, batches[0])) for m in modules}
+    ours.train(), st.train()
+
+    times = {"ours": [], "st": []}
+    for i, batch in enumerate(batches):
+        order = ("ours", "st") if i % 2 == 0 else ("st", "ours")
+        for method in order:
+            seconds = step(method, batch)
+            if i >= WARMUP:
+                times[method].append(seconds)
+
+    unique = np.mean([len(set(b["positives"]) | {t for negs in b["negatives"] for t in negs})
+                      for b in batches[WARMUP:]])
+    names = {"ours": "ours: AlignerModule + ChainContrastiveLoss",
+             "st": "sentence-transformers MultipleNegativesRankingLoss"}
+    rows, flat = [], {}
+    per_second = {m: batch_size * len(t) / sum(t) for m, t in times.items()}
+    for method in ("ours", "st"):
+        row = {"method": names[method], "timed steps": len(times[method]),
+               "s/step": float(np.mean(times[method])), "s/step (median)": float(np.median(times[method])),
+               "examples/s": per_second[method],
+               "triple texts encoded/step": float(unique) if method == "ours" else float(batch_size * (1 + n_neg)),
+               "loss (dropout off, batch 1)": check[method]}
+        rows.append(row)
+        flat.update({f"throughput.{method}.{k}": v for k, v in row.items() if k != "method"})
+    rows[0]["ours / ST"] = per_second["ours"] / per_second["st"]
+    flat["throughput.ratio_ours_over_st"] = rows[0]["ours / ST"]
+    flat["throughput.loss_abs_diff"] = abs(check["ours"] - check["st"])
+    flat["throughput.texts_cut_to_limit"] = cut
+    flat["throughput.batch"] = f"{batch_size} queries x (1 positive + {n_neg} negatives)"
+    flat["throughput.candidates_per_query"] = batch_size * (1 + n_neg)
+    return rows, flat
+
+
+# ---------------------------------------------------------------------------------------------- ranking
+
+
+def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
+    """Rank of each positive among its own candidates (itself and ALL its stored negatives), every prefix.
+
+    Ties count against the positive. Chains are taken in their stored order.
+    """
+    examples = ChainExamples(records, num_negatives=10**9)
+    items = [examples.example(ExampleKey(0, q, hop, None))
+             for q, record in enumerate(records) for hop in range(len(record.chain))]
+    queries = list(dict.fromkeys(e["query"] for e in items))
+    triples = list(dict.fromkeys(t for e in items for t in (e["positive"], *e["negatives"])))
+    q_vec = dict(zip(queries, encoder.encode(queries, "query", show_progress=False)))
+    t_vec = dict(zip(triples, encoder.encode(triples, "passage", show_progress=False)))
+    ranks, sizes = [], []
+    for e in items:
+        q = q_vec[e["query"]]
+        positive = float(q @ t_vec[e["positive"]])
+        negatives = np.array([q @ t_vec[t] for t in e["negatives"]], dtype=np.float32)
+        ranks.append(1 + int((negatives >= positive).sum()))
+        sizes.append(1 + len(e["negatives"]))
+    ranks = np.array(ranks)
+    return {"questions": len(records), "examples": len(items), "mean candidates": float(np.mean(sizes)),
+            "mrr": float(np.mean(1.0 / ranks)), "r@1": float(np.mean(ranks == 1)), "r@5": float(np.mean(ranks <= 5))}
+
+
+def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float, folder: Path) -> tuple[list, dict]:
+    from train import cli_main
+
+    args = ["fit", "--config", str(CONFIG), "--data.chains", str(chains), "--data.val_fraction", str(val_fraction),
+            "--trainer.max_epochs", str(epochs), "--trainer.logger", "false",
+            "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
+            "--trainer.default_root_dir", str(folder), "--trainer.callbacks.dirpath", str(folder / "checkpoints")]
+    start = time.perf_counter()
+    argv, sys.argv = sys.argv, sys.argv[:1]  # LightningCLI warns when this script's own options are in sys.argv
+    try:
+        cli = cli_main(args)
+    finally:
+        sys.argv = argv
+    seconds = time.perf_counter() - start
+    data = cli.datamodule
+    held_out, trained_on = data.val_records, data.train_records
+    if {r.question_id for r in held_out} & {r.question_id for r in trained_on}:
+        raise RuntimeError("a held-out question is also a training question")
+
+    start = time.perf_counter()
+    base = AlignerModule(**settings["model"]).encoder
+    rows = [{"model": "before: base all-MiniLM-L6-v2", **rank_metrics(base, held_out)},
+            {"model": f"after: trained {epochs} epochs (last weights)", **rank_metrics(cli.model.encoder, held_out)}]
+    eval_seconds = time.perf_counter() - start
+    flat = {"training.epochs": epochs, "training.val_fraction": val_fraction,
+            "training.split_seed": data.hparams.seed, "training.train_questions": len(trained_on),
+            "training.train_steps": cli.trainer.global_step, "training.seconds": seconds,
+            "training.eval_seconds": eval_seconds,
+            "training.lightning_val_mrr_10_negatives": float(cli.trainer.callback_metrics.get("val/mrr", float("nan")))}
+    for key, row in zip(("before", "after"), rows):
+        flat.update({f"ranking.{key}.{k}": v for k, v in row.items() if k != "model"})
+    return rows, flat
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def main(args: argparse.Namespace) -> None:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    settings = yaml.safe_load(CONFIG.read_text())
+    ensure_chains()
+    m = settings["model"]
+    flat = {"machine": machine(),
+            "encoder": f"all-MiniLM-L6-v2 (packaged), {m['pooling']} pooling, float32",
+            "settings": (f"{CONFIG.relative_to(ROOT)}: temperature {m['temperature']} (ST scale {1 / m['temperature']:g}),"
+                         f" lr {m['lr']:g}, weight decay {m['weight_decay']}, query/triple max length "
+                         f"{m['query_max_length']}/{m['triple_max_length']}, batch {settings['data']['batch_size']},"
+                         f" {settings['data']['num_negatives']} negatives"),
+            "chains": str(CHAINS.relative_to(ROOT)) + (f" (first {args.limit} records)" if args.limit else "")}
+    parts = [f"# Aligner training\n\nMachine: {flat['machine']}. Encoder: {flat['encoder']}.\n"
+             f"Settings: {flat['settings']}. Data: {flat['chains']}, MuSiQue train-100 with its gpt-3.5 triples.\n"]
+    with tempfile.TemporaryDirectory() as tmp:
+        chains = limited_chains(args.limit, Path(tmp))
+        if not args.skip_throughput:
+            rows, part = run_throughput(chains, settings, args.steps)
+            flat.update(part)
+            columns = ["method", "timed steps", "s/step", "s/step (median)", "examples/s", "ours / ST",
+                       "triple texts encoded/step", "loss (dropout off, batch 1)"]
+            parts.append(
+                "## Training step throughput\n\n"
+                f"Plain loop, no Trainer: tokenise, forward, loss, backward, clip 1.0, AdamW step. Batch "
+                f"{part['throughput.batch']}: real training batches, the same ones for both, {WARMUP} warm-up steps "
+                f"each then {args.steps} timed steps each, interleaved. Both score each query against the same "
+                f"{part['throughput.candidates_per_query']} candidates (every positive and negative of the batch) "
+                "at the same scale. Lengths: queries limited to 256 tokens and triples to 64 on both sides (ST "
+                f"max_seq_length 256; texts over a limit cut beforehand: {cut_note(part)}). Ours embeds each distinct "
+                "triple text once per batch; ST embeds every column entry.\n\n" + markdown_table(rows, columns))
+        if not args.skip_training:
+            rows, part = run_training(chains, settings, args.epochs, args.val_fraction, Path(tmp) / "run")
+            flat.update(part)
+            columns = ["model", "questions", "examples", "mean candidates", "mrr", "r@1", "r@5"]
+            parts.append(
+                "## Next-triple ranking on held-out questions\n\n"
+                f"Split by question (AlignerDataModule, seed {part['training.split_seed']}, val_fraction "
+                f"{args.val_fraction}): {part['training.train_questions']} training questions, "
+                f"{rows[0]['questions']} held out, never trained on. Trained with train.py (LightningCLI) on "
+                f"{CONFIG.relative_to(ROOT)}: {args.epochs} epochs, {part['training.train_steps']} steps, "
+                f"{part['training.seconds']:.0f} s (validation included). Every prefix of every held-out chain; "
+                "the positive ranked among itself and all its stored negatives (ties count against it).\n\n"
+                + markdown_table(rows, columns))
+    write_results(args.output_name, "\n".join(parts), flat)
+
+
+def cut_note(part: dict) -> str:
+    n = part["throughput.texts_cut_to_limit"]
+    return "none was over" if n == 0 else f"{n} texts"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=30, help="timed training steps per method")
+    parser.add_argument("--epochs", type=int, default=10, help="training epochs for the before/after ranking")
+    parser.add_argument("--val_fraction", type=float, default=0.3, help="share of questions held out")
+    parser.add_argument("--skip_throughput", action="store_true")
+    parser.add_argument("--skip_training", action="store_true")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    parser.add_argument("--output_name", default="aligner_training", help="results name under benchmarks/results/")
+    parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)  # first N chain records: checks
+    args = parser.parse_args()
+    if not SHARED_DATA.is_dir():
+        sys.exit(f"{SHARED_DATA} is absent: the benchmark needs the shared data")
+    main(args)
