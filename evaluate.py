@@ -18,6 +18,7 @@ from jsonargparse import ActionConfigFile, ArgumentParser
 from tqdm.auto import tqdm
 
 from cli import dataclass_from, exit_code
+from datamodules.records import complete_log
 from datamodules.loaders import Benchmark, DataConfig
 from inference.methods import METHODS, Method, Prediction
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
@@ -108,17 +109,11 @@ def _load_done(config: EvalConfig, out: Path) -> dict[str, Prediction]:
     out.mkdir(parents=True, exist_ok=True)
     run_file.write_text(json.dumps({"fingerprint": fingerprint, "config": asdict(config)}, indent=2))
     done = {}
-    if pred_file.exists() and not config.overwrite:
-        for line in pred_file.read_text().splitlines():
-            try:
-                prediction = Prediction.from_dict(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                break  # a line cut short by an interruption: redo from there
-            done[prediction.question_id] = prediction
-    # Rewrite only the complete records, dropping a partial last line.
-    with open(pred_file, "w") as f:
-        for prediction in done.values():
-            f.write(json.dumps(prediction.to_dict()) + "\n")
+    if config.overwrite:
+        pred_file.unlink(missing_ok=True)
+    for line in complete_log(pred_file).splitlines():
+        prediction = Prediction.from_dict(json.loads(line))
+        done[prediction.question_id] = prediction
     return done
 
 

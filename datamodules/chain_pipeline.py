@@ -9,7 +9,6 @@ file, so use a new `output` when the settings change.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -23,12 +22,10 @@ from datamodules.extraction import KnowledgeGraph, TripleExtractor
 from datamodules.kg_store import KGStore
 from datamodules.loaders import DataConfig
 from datamodules.negatives import mine_negatives
-from datamodules.records import DataError, read_records
+from datamodules.records import DataError, complete_log, read_records
 from datamodules.silver_chains import MATCH_F1, Chain, ChainBuilder, contains_answer, spaced, token_f1
 from datamodules.types import Passage, Question
 from inference.retrievers import make_retriever, passage_text
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,16 +46,8 @@ class ChainsConfig:
 
 def _written_ids(path: Path) -> set[str]:
     """Question ids already in the file; cuts off a partial last line."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    if complete < len(data):
-        log.warning("%s: dropping a partial last line (%d bytes)", path, len(data) - complete)
-        with open(path, "rb+") as f:
-            f.truncate(complete)
     ids = set()
-    for number, line in enumerate(data[:complete].splitlines(), start=1):
+    for number, line in enumerate(complete_log(path).splitlines(), start=1):
         if line.strip():
             try:
                 ids.add(json.loads(line)["question_id"])

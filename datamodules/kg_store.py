@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Dataset
 
-from datamodules.records import DataError
+from datamodules.records import DataError, complete_log
 from datamodules.triples import Triple, triple_text
 
 log = logging.getLogger(__name__)
@@ -69,14 +69,9 @@ class KGStore:
     # -- loading ---------------------------------------------------------------------------
 
     def _load(self) -> None:
-        data = self.log_path.read_bytes()
-        complete = data.rfind(b"\n") + 1
-        if complete < len(data):
-            log.warning("%s: dropping a partial last line (%d bytes) left by an interrupted write",
-                        self.log_path, len(data) - complete)
-            with open(self.log_path, "rb+") as f:
-                f.truncate(complete)
-        start = self._load_snapshot(data[:complete])
+        data = complete_log(self.log_path)
+        complete = len(data)
+        start = self._load_snapshot(data)
         line_number = data.count(b"\n", 0, start)
         for number, line in enumerate(data[start:complete].split(b"\n"), start=line_number + 1):
             if line.strip():

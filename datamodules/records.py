@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
+
+
+log = logging.getLogger(__name__)
 
 
 class DataError(ValueError):
@@ -75,3 +79,22 @@ def field(record: Any, name: str, kind: type | tuple[type, ...], path: str | Pat
         raise DataError(path, where, f"field '{name}' should be {names}, found {type(value).__name__}")
     return value
 
+
+
+def complete_log(path: str | Path) -> bytes:
+    """The complete lines of an append-only JSON Lines log, after cutting off a partial last line.
+
+    A process killed mid-write leaves at most one partial line at the end; cutting it off lets the
+    next run append cleanly and redo only that record.
+    """
+    path = Path(path)
+    if not path.exists():
+        return b""
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        log.warning("%s: dropping a partial last line (%d bytes) left by an interrupted write", path,
+                    len(data) - complete)
+        with open(path, "rb+") as f:
+            f.truncate(complete)
+    return data[:complete]
