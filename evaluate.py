@@ -75,15 +75,13 @@ def parse_config(argv: list[str] | None = None) -> EvalConfig:
 def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     if config.method not in METHODS:
         raise ValueError(f"unknown method '{config.method}'; known methods: {', '.join(METHODS)}")
-    encoder = None
+    encoder, kwargs = None, {}
     if config.retriever == "dense":
-        e = config.encoder
+        e, index = config.encoder, config.index
         encoder = Encoder(e.name, pooling=e.pooling, normalize=e.normalize, query_prefix=e.query_prefix,
                           passage_prefix=e.passage_prefix, max_length=e.max_length)
-    kwargs = {}
-    if config.retriever == "dense":
-        kwargs = dict(index=config.index.type, hnsw_m=config.index.hnsw_m, ef_search=config.index.ef_search,
-                      device=config.index.device, batch_size=config.encoder.batch_size)
+        kwargs = dict(index=index.type, hnsw_m=index.hnsw_m, ef_search=index.ef_search, device=index.device,
+                      batch_size=e.batch_size)
     retriever = make_retriever(config.retriever, encoder=encoder, **kwargs)
     retriever.build(benchmark.passages, cache_dir=config.index.cache_dir)
     return METHODS[config.method](retriever, k=config.top_k)
