@@ -238,7 +238,6 @@ class AlignerDataModule(L.LightningDataModule):
         self.save_hyperparameters()
         self.train_records: list[ChainRecord] = []
         self.val_records: list[ChainRecord] = []
-        self.per_device_batch_size = batch_size
         self._train_loader: ResumableLoader | None = None
         self._resume_state: dict[str, int] | None = None
 
@@ -253,7 +252,6 @@ class AlignerDataModule(L.LightningDataModule):
         if self.hparams.batch_size % world_size:
             raise ValueError(f"batch_size {self.hparams.batch_size} is global and must be divisible "
                              f"by the number of devices ({world_size})")
-        self.per_device_batch_size = self.hparams.batch_size // world_size
         if self.train_records:
             return
         records = self._usable(self.hparams.chains)

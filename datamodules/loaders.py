@@ -28,7 +28,6 @@ class Benchmark:
 
     questions: list[Question]
     passages: list[Passage]
-    source: str = ""
 
     def passage_by_id(self) -> dict[str, Passage]:
         return {p.id: p for p in self.passages}
@@ -282,7 +281,7 @@ def load_benchmark(
         raise DataError(corpus or questions, None, "the corpus is empty")
     titles = {} if gold_titles is None else load_gold_titles(gold_titles)
     _resolve_gold(parsed, passages, titles, questions, corpus)
-    return Benchmark([p.question for p in parsed], passages, source=str(questions))
+    return Benchmark([p.question for p in parsed], passages)
 
 
 def _resolve_gold(parsed: list[_Parsed], passages: list[Passage], gold_titles: dict[str, list[str]],

@@ -15,7 +15,6 @@ class DataError(ValueError):
     """Bad input data. The message names the file, the record (or line) and what is wrong."""
 
     def __init__(self, path: str | Path, where: str | None, what: str):
-        self.path, self.where, self.what = str(path), where, what
         super().__init__(f"{path}: {where}: {what}" if where else f"{path}: {what}")
 
 

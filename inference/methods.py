@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from datamodules.types import Question
 from inference.retrievers import Retriever
@@ -18,7 +18,6 @@ class Prediction:
     retrieval_calls: int = 0
     llm_calls: int = 0
     seconds: float = 0.0
-    trace: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
