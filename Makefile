@@ -1,4 +1,5 @@
-# Two entry points: `make demo` (the main job: train the Aligner on the built-in data) and `make test`.
+# Two entry points: `make demo` (the main job: train the Aligner on the built-in data, then compare
+# KiRAG with it against single-shot retrieval) and `make test`.
 # Both install into ./.venv first; set PYTHON to use another interpreter for the venv.
 PYTHON ?= python3
 VENV ?= .venv
@@ -25,6 +26,10 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/python prepare.py chains --config configs/chains/demo.yaml
 	$(BIN)/python train.py fit --config configs/aligner/demo.yaml
+	$(BIN)/python evaluate.py --config configs/eval/demo.yaml --output_dir runs/demo/rag --overwrite true
+	$(BIN)/python evaluate.py --config configs/eval/demo_kirag.yaml --output_dir runs/demo/kirag --overwrite true \
+		--aligner.name runs/aligner/demo/checkpoints/last.ckpt
+	$(BIN)/python evaluate.py compare runs/demo/rag runs/demo/kirag --output_dir runs/demo/compare
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -34,3 +39,4 @@ benchmarks: install
 	$(BIN)/python benchmarks/retrieval_baselines.py
 	$(BIN)/python benchmarks/triple_extraction.py
 	$(BIN)/python benchmarks/aligner_training.py
+	$(BIN)/python benchmarks/kirag_eval.py

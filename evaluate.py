@@ -1,10 +1,13 @@
 """Evaluate a retrieval method on a benchmark: ranked passages, R@k, EM/F1, calls and latency.
 
     python evaluate.py --config configs/eval/demo.yaml --retriever bm25 --output_dir runs/demo-bm25
+    python evaluate.py --config configs/eval/demo_kirag.yaml --kirag.constructor true --output_dir runs/demo-kirag-llm
+    python evaluate.py compare runs/demo-bm25 runs/demo-kirag-llm --output_dir runs/demo-compare
 
 Configs are YAML read by jsonargparse (as LightningCLI reads them); any key can be overridden
 with a dotted flag such as `--data.format musique`. Predictions are appended as they are made,
 so an interrupted run resumes where it stopped when started again with the same config.
+`compare` puts finished runs side by side: a markdown table and a plot of recall@k against k.
 """
 
 import hashlib
@@ -18,12 +21,19 @@ from jsonargparse import ActionConfigFile, ArgumentParser
 from tqdm.auto import tqdm
 
 from cli import dataclass_from, exit_code
+from datamodules.extraction import KnowledgeGraph, TripleExtractor
+from datamodules.kg_store import KGStore
+from datamodules.loaders import DEMO_DIR, Benchmark, DataConfig
 from datamodules.records import complete_log
-from datamodules.loaders import Benchmark, DataConfig
-from inference.methods import METHODS, Method, Prediction
+from inference.constructor import Constructor
+from inference.kirag import KiRAG
+from inference.methods import Method, Prediction, SingleShotRAG
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
-from inference.retrievers import make_retriever
+from inference.reader import Reader, ReadingMethod
+from inference.retrievers import Retriever, make_retriever
+from inference.triple_index import TripleIndex
 from models.encoder import Encoder
+from models.lm import LazyLM, LMConfig
 
 RECALL_KS = (1, 2, 3, 5, 10)
 
@@ -49,12 +59,62 @@ class IndexConfig:
 
 
 @dataclass
+class AlignerConfig:
+    """KiRAG's Aligner: the untrained base encoder, an exported folder, a hub id, or a training `.ckpt`
+    (whose own pooling, prefixes and lengths then apply)."""
+
+    name: str = "minilm"
+    pooling: str = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    query_max_length: int = 256
+    triple_max_length: int = 64
+    batch_size: int = 64
+    cache_dir: str = ".cache/triple_embeddings"  # triple embeddings, kept per encoder fingerprint
+
+    def build(self) -> Encoder:
+        if self.name.endswith(".ckpt"):
+            if not Path(self.name).is_file():
+                raise FileNotFoundError(f"Aligner checkpoint {self.name!r} does not exist")
+            from models.aligner import AlignerModule
+
+            return AlignerModule.load_from_checkpoint(self.name, map_location="cpu").encoder.eval()
+        return Encoder(self.name, pooling=self.pooling, query_prefix=self.query_prefix,
+                       passage_prefix=self.passage_prefix, max_length=self.triple_max_length,
+                       query_max_length=self.query_max_length)
+
+
+@dataclass
+class KiRAGConfig:
+    kg: str = str(DEMO_DIR / "kg")  # the KG store folder (prepare.py kg)
+    constructor: bool = False  # False: the Aligner-only mode
+    k0: int = 10  # passages retrieved per step
+    num_candidates: int = 20  # N: triples kept per step
+    max_steps: int = 5  # L
+    extract_missing: bool = True  # extract the triples of passages missing from the KG with the LM
+    num_demos: int = 2  # extraction demonstrations per passage
+
+
+@dataclass
+class ReaderConfig:
+    enabled: bool = False  # answer with the LM from the top passages, for EM/F1
+    top_k: int = 3
+    max_new_tokens: int = 32
+    batch_size: int = 8
+
+
+@dataclass
 class EvalConfig:
     data: DataConfig = field(default_factory=DataConfig)
-    method: str = "rag"
+    method: str = "rag"  # rag or kirag
+    name: str | None = None  # the method's label in tables; default: built from the settings
     retriever: str = "bm25"  # bm25 or dense
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
+    kirag: KiRAGConfig = field(default_factory=KiRAGConfig)
+    aligner: AlignerConfig = field(default_factory=AlignerConfig)
+    lm: LMConfig = field(default_factory=LMConfig)  # the Constructor, the reader and on-demand extraction
+    reader: ReaderConfig = field(default_factory=ReaderConfig)
     top_k: int = 10  # passages kept per question
     batch_size: int = 32  # questions per step; predictions are saved after each
     output_dir: str = "runs/eval"
@@ -72,9 +132,19 @@ def parse_config(argv: list[str] | None = None) -> EvalConfig:
     return dataclass_from(EvalConfig, build_parser().parse_args(argv))
 
 
-def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
-    if config.method not in METHODS:
-        raise ValueError(f"unknown method '{config.method}'; known methods: {', '.join(METHODS)}")
+METHODS = ("rag", "kirag")
+
+
+def label(config: EvalConfig) -> str:
+    if config.name:
+        return config.name
+    if config.method == "kirag":
+        mode = "constructor" if config.kirag.constructor else "aligner-only"
+        return f"kirag {mode} ({Path(config.aligner.name).name}, {config.retriever})"
+    return f"{config.method} ({config.retriever})"
+
+
+def build_retriever(config: EvalConfig, benchmark: Benchmark) -> Retriever:
     encoder, kwargs = None, {}
     if config.retriever == "dense":
         e, index = config.encoder, config.index
@@ -84,14 +154,40 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                       batch_size=e.batch_size)
     retriever = make_retriever(config.retriever, encoder=encoder, **kwargs)
     retriever.build(benchmark.passages, cache_dir=config.index.cache_dir)
-    return METHODS[config.method](retriever, k=config.top_k)
+    return retriever
+
+
+def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
+    if config.method not in METHODS:
+        raise ValueError(f"unknown method '{config.method}'; known methods: {', '.join(METHODS)}")
+    retriever = build_retriever(config, benchmark)
+    lm = LazyLM(config.lm)
+    if config.method == "rag":
+        method: Method = SingleShotRAG(retriever, k=config.top_k)
+    else:
+        k = config.kirag
+        if not Path(k.kg).is_dir() and not k.extract_missing:
+            raise FileNotFoundError(f"KG store {k.kg!r} does not exist (build it with `prepare.py kg`, "
+                                    "or pass --kirag.extract_missing true)")
+        extractor = TripleExtractor(lm, num_demos=k.num_demos) if k.extract_missing else None
+        kg = KnowledgeGraph(KGStore(k.kg), extractor, benchmark.passage_by_id())
+        triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir, config.aligner.batch_size)
+        constructor = Constructor(lm) if k.constructor else None
+        method = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
+                       num_candidates=k.num_candidates, max_steps=k.max_steps)
+    if config.reader.enabled:
+        r = config.reader
+        reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
+        method = ReadingMethod(method, reader, benchmark.passage_by_id())
+    return method
 
 
 def _fingerprint(config: EvalConfig) -> str:
     values = asdict(config)
-    for key in ("output_dir", "overwrite", "batch_size"):
+    for key in ("output_dir", "overwrite", "batch_size", "name"):
         values.pop(key)
     values["index"].pop("cache_dir")
+    values["aligner"].pop("cache_dir")
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -174,17 +270,63 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_columns(rows: list[dict]) -> list[str]:
+    columns = ["method", "questions"] + [f"recall@{k}" for k in RECALL_KS]
+    columns += [c for c in ("em", "f1") if any(c in r for r in rows)]
+    return columns + ["retrieval_calls", "llm_calls", "seconds_per_question"]
+
+
 def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> None:
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    row = {"method": config.method, "retriever": config.retriever, **metrics}
-    columns = ["method", "retriever", "questions"] + [f"recall@{k}" for k in RECALL_KS]
-    columns += [c for c in ("em", "f1") if c in metrics] + ["retrieval_calls", "llm_calls", "seconds_per_question"]
-    table = markdown_table([row], columns)
+    rows = [{"method": label(config), **metrics}]
+    table = markdown_table(rows, report_columns(rows))
     (out / "metrics.md").write_text(f"# {config.data.questions}\n\nRecall, EM and F1 in %.\n\n{table}")
     print(table)
 
 
+def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
+    """Finished runs side by side: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for run in map(Path, run_dirs):
+        run_file, metrics_file = run / "run.json", run / "metrics.json"
+        for needed in (run_file, metrics_file):
+            if not needed.is_file():
+                raise FileNotFoundError(f"{needed} does not exist: {run} is not a finished evaluate.py run")
+        config = dataclass_from(EvalConfig, build_parser().parse_object(json.loads(run_file.read_text())["config"]))
+        rows.append({"method": label(config), "data": config.data.questions, "run": str(run),
+                     **json.loads(metrics_file.read_text())})
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = markdown_table(rows, report_columns(rows))
+    datasets = sorted({"/".join(Path(r["data"]).parts[-2:]) for r in rows})
+    (out / "comparison.md").write_text(f"# {', '.join(datasets)}\n\nRecall, EM and F1 in %.\n\n{table}")
+    (out / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for row in rows:
+        axes.plot(RECALL_KS, [100 * row[f"recall@{k}"] for k in RECALL_KS], marker="o", label=row["method"])
+    axes.set(xlabel="k (passages)", ylabel="recall@k (%)", xticks=RECALL_KS, title=", ".join(datasets))
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(out / "recall_at_k.png", dpi=120)
+    plt.close(figure)
+    print(table)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"]:
+        parser = ArgumentParser(prog="evaluate.py compare", description=compare.__doc__, exit_on_error=False)
+        parser.add_argument("runs", type=str, nargs="+", help="output folders of finished runs")
+        parser.add_argument("--output_dir", type=str, required=True)
+        args = parser.parse_args(argv[1:])
+        return exit_code(lambda: compare(args.runs, args.output_dir))
     return exit_code(lambda: evaluate(parse_config(argv)))
 
 

@@ -28,6 +28,7 @@ from datamodules.extraction import TripleExtractor
 from datamodules.kg_store import KGStore
 from datamodules.loaders import DataConfig
 from datamodules.openie_import import import_openie
+from models.lm import LMConfig
 
 
 def write_unified(config: DataConfig, output_dir: str) -> Path:
@@ -41,19 +42,6 @@ def write_unified(config: DataConfig, output_dir: str) -> Path:
 
 
 @dataclass
-class LMConfig:
-    name: str = "qwen2.5-coder-0.5b-instruct"  # a packaged short name, a folder, a .gguf file or a hub id
-    gguf_file: str | None = None
-    dtype: str = "float32"  # or bfloat16
-    device: str = "auto"
-
-    def build(self):
-        from models.lm import CausalLM
-
-        return CausalLM(self.name, gguf_file=self.gguf_file, dtype=self.dtype, device=self.device)
-
-
-@dataclass
 class KGConfig:
     data: DataConfig = field(default_factory=DataConfig)
     store: str = "runs/kg/demo"  # the KGStore folder
@@ -63,11 +51,17 @@ class KGConfig:
     num_demos: int = 5
     batch_size: int = 8
     max_new_tokens: int = 512
+    only_gold: bool = False  # only the questions' gold passages (enough for chains without negatives)
     limit: int | None = None  # only the first N corpus passages
 
 
 def build_kg(config: KGConfig) -> dict:
-    passages = config.data.load().passages[: config.limit]
+    benchmark = config.data.load()
+    passages = benchmark.passages
+    if config.only_gold:
+        gold = {pid for q in benchmark.questions for pid in q.gold_passage_ids}
+        passages = [p for p in passages if p.id in gold]
+    passages = passages[: config.limit]
     store = KGStore(config.store)
     if config.openie:
         summary = import_openie(config.openie, passages, store)

@@ -37,7 +37,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, write_results  # noqa: E402
+from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
 from datamodules.chains import ChainRecord, read_chains, write_chains  # noqa: E402
 from evaluate import markdown_table  # noqa: E402
@@ -267,8 +267,6 @@ def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float,
 
 
 def main(args: argparse.Namespace) -> None:
-    if args.threads:
-        torch.set_num_threads(args.threads)
     settings = yaml.safe_load(CONFIG.read_text())
     ensure_chains()
     m = settings["model"]
@@ -325,10 +323,6 @@ if __name__ == "__main__":
     parser.add_argument("--val_fraction", type=float, default=0.3, help="share of questions held out")
     parser.add_argument("--skip_throughput", action="store_true")
     parser.add_argument("--skip_training", action="store_true")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
     parser.add_argument("--output_name", default="aligner_training", help="results name under benchmarks/results/")
     parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)  # first N chain records: checks
-    args = parser.parse_args()
-    if not SHARED_DATA.is_dir():
-        sys.exit(f"{SHARED_DATA} is absent: the benchmark needs the shared data")
-    main(args)
+    main(parse_args(parser))

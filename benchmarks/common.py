@@ -1,7 +1,9 @@
 """Shared by the benchmark scripts: where the shared data is, and writing a result table."""
 
+import argparse
 import json
 import platform
+import sys
 from pathlib import Path
 
 import torch
@@ -23,3 +25,14 @@ def write_results(name: str, markdown: str, flat: dict) -> None:
     (RESULTS / f"{name}.json").write_text(json.dumps(flat, indent=2, sort_keys=True) + "\n")
     print(markdown)
     print(f"wrote {RESULTS / name}.md and .json")
+
+
+def parse_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """Add `--threads`, parse, set torch's threads, and stop with a reason when the shared data is absent."""
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if not SHARED_DATA.is_dir():
+        sys.exit(f"{SHARED_DATA} is absent: the benchmark needs the shared data")
+    return args

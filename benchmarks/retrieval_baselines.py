@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import SHARED_DATA, machine, write_results  # noqa: E402
+from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.loaders import load_benchmark  # noqa: E402
 from datamodules.types import normalize_space  # noqa: E402
 from evaluate import compute_metrics, markdown_table  # noqa: E402
@@ -92,7 +92,4 @@ def run(limit: int | None) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions of each dataset")
-    args = parser.parse_args()
-    if not SHARED_DATA.is_dir():
-        sys.exit(f"{SHARED_DATA} is absent: the benchmark needs the shared data")
-    run(args.limit)
+    run(parse_args(parser).limit)

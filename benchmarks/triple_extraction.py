@@ -1,6 +1,6 @@
 """Triple extraction with the packaged LM: speed by batch size, and quality against gpt-3.5's triples.
 
-    python benchmarks/triple_extraction.py [--passages 16] [--batch_sizes 1 4 8 16]
+    python benchmarks/triple_extraction.py [--passages 16] [--batch_sizes 1 4 8 16] [--threads 1]
 
 The sample is fixed: the gold passages of the first MuSiQue train-100 questions (hop order), up to
 `--passages`. Each batch size extracts the same sample into a fresh store; passages/s and
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import SHARED_DATA, machine, write_results  # noqa: E402
+from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.extraction import TripleExtractor  # noqa: E402
 from datamodules.kg_store import KGStore  # noqa: E402
 from datamodules.loaders import load_benchmark  # noqa: E402
@@ -94,7 +94,7 @@ def run(n_passages: int, batch_sizes: list[int], num_demos: int, max_new_tokens:
                    "recall vs gpt-3.5": recall, "triples ours": sum(len(ours.get(i)) for i in ids),
                    "triples gpt-3.5": sum(len(reference.get(i)) for i in ids)}
     setup = (f"Packaged Qwen2.5-Coder-0.5B-Instruct (float32, greedy), {num_demos} demonstrations per passage, "
-             f"at most {max_new_tokens} new tokens. Machine: {machine()}.")
+             f"at most {max_new_tokens} new tokens, a row ending at its first repeated line. Machine: {machine()}.")
     markdown = (f"# Triple extraction\n\n{setup}\nSample: the gold passages of the first MuSiQue train-100 "
                 f"questions ({len(passages)} passages).\n\n## Speed\n\n"
                 + markdown_table(rows, list(rows[0]))
@@ -111,7 +111,5 @@ if __name__ == "__main__":
     parser.add_argument("--batch_sizes", type=int, nargs="+", default=[1, 4, 8, 16])
     parser.add_argument("--num_demos", type=int, default=2)
     parser.add_argument("--max_new_tokens", type=int, default=256)
-    args = parser.parse_args()
-    if not SHARED_DATA.is_dir():
-        sys.exit(f"{SHARED_DATA} is absent: the benchmark needs the shared data")
+    args = parse_args(parser)
     run(args.passages, args.batch_sizes, args.num_demos, args.max_new_tokens)

@@ -26,7 +26,8 @@ def _unique(passages: Iterable[Passage]) -> list[Passage]:
 class TripleExtractor:
     """Extracts `<head; relation; tail>` triples from passages with a few-shot chat prompt.
 
-    `lm` is anything with `chat(conversations, max_new_tokens=, batch_size=) -> [obj with .text]`
+    `lm` is anything with `chat(conversations, max_new_tokens=, batch_size=, stop_repeated_lines=)
+    -> [obj with .text]`
     (`models.lm.CausalLM`); decoding settings (greedy in the paper) belong to the LM.
     `encoder` chooses the demonstrations; it defaults to the packaged MiniLM, loaded only when
     `num_demos > 0`.
@@ -61,7 +62,9 @@ class TripleExtractor:
         return [build_prompt(p, demos) for p, demos in zip(passages, chosen)]
 
     def _extract_batch(self, passages: list[Passage]) -> dict[str, Extracted]:
-        outputs = self.lm.chat(self.prompts(passages), max_new_tokens=self.max_new_tokens, batch_size=self.batch_size)
+        outputs = self.lm.chat(
+            self.prompts(passages), max_new_tokens=self.max_new_tokens, batch_size=self.batch_size, stop_repeated_lines=True
+        )
         result = {}
         for passage, output in zip(passages, outputs, strict=True):
             parts, rejected = parse_triples(output.text)

@@ -18,6 +18,8 @@ class Prediction:
     retrieval_calls: int = 0
     llm_calls: int = 0
     seconds: float = 0.0
+    chain: list[str] | None = None  # KiRAG: the reasoning chain built, as triple texts
+    trace: list[dict] | None = None  # iterative methods: what each step queried, saw and chose
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,5 +51,3 @@ class SingleShotRAG(Method):
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
         return [Prediction(q.id, ranked, retrieval_calls=1, seconds=seconds) for q, ranked in zip(questions, results)]
 
-
-METHODS = {"rag": SingleShotRAG}

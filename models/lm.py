@@ -13,13 +13,21 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator, Literal
 
 import torch
 from torch import Tensor
 from tqdm.auto import tqdm
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    StoppingCriteria,
+    StoppingCriteriaList,
+)
 
 from models.encoder import resolve_model_path
 
@@ -161,6 +169,28 @@ def max_attention_received(attention: Tensor) -> Tensor:
     return attention.tril(-1).amax(dim=-2)
 
 
+class RepeatedLineStop(StoppingCriteria):
+    """Ends a row once it completes a non-empty line it has already written.
+
+    A small LM asked for a list (triples, say) often loops on one line until `max_new_tokens`;
+    in a batch, that one row would keep every other row waiting.
+    """
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, prompt_width: int) -> None:
+        self.tokenizer = tokenizer
+        self.prompt_width = prompt_width
+
+    def __call__(self, input_ids: Tensor, scores: Tensor, **kwargs) -> Tensor:
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        for row, ids in enumerate(input_ids[:, self.prompt_width :].tolist()):
+            if "\n" not in self.tokenizer.decode(ids[-1:]):
+                continue
+            lines = [line.strip() for line in self.tokenizer.decode(ids, skip_special_tokens=True).split("\n")[:-1]]
+            lines = [line for line in lines if line]
+            done[row] = len(lines) != len(set(lines))
+        return done
+
+
 class CausalLM:
     """Greedy, batched, deterministic generation from a causal LM.
 
@@ -241,6 +271,7 @@ class CausalLM:
         max_new_tokens: int = 256,
         batch_size: int = 8,
         stop: list[str] | None = None,
+        stop_repeated_lines: bool = False,
         return_signals: bool = False,
         show_progress: bool = False,
     ) -> list[Generation]:
@@ -249,6 +280,7 @@ class CausalLM:
         Prompts are batched longest first (left-padded), so a batch pads to similar lengths. The
         text of a generation ends before the first `stop` string to complete; its token ids (and
         signals) end with the token that completed it, so ids, signals and text stay aligned.
+        `stop_repeated_lines` ends a generation at the first line it repeats (see `RepeatedLineStop`).
         """
         encoded = [self.encode(p) for p in prompts]
         order = sorted(range(len(prompts)), key=lambda i: len(encoded[i]), reverse=True)
@@ -256,7 +288,9 @@ class CausalLM:
         with tqdm(total=len(prompts), desc="generate", unit="prompt", disable=not show_progress, leave=False) as bar:
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
-                batch = self._generate_batch([encoded[i] for i in idx], max_new_tokens, stop or [], return_signals)
+                batch = self._generate_batch(
+                    [encoded[i] for i in idx], max_new_tokens, stop or [], stop_repeated_lines, return_signals
+                )
                 for i, generation in zip(idx, batch):
                     results[i] = generation
                 bar.update(len(idx))
@@ -273,9 +307,15 @@ class CausalLM:
         return ids.to(self.device), mask.to(self.device)
 
     def _generate_batch(
-        self, prompts: list[list[int]], max_new_tokens: int, stop: list[str], return_signals: bool
+        self,
+        prompts: list[list[int]],
+        max_new_tokens: int,
+        stop: list[str],
+        stop_repeated_lines: bool,
+        return_signals: bool,
     ) -> list[Generation]:
         input_ids, attention_mask = self._left_pad(prompts)
+        criteria = [RepeatedLineStop(self.tokenizer, input_ids.shape[1])] if stop_repeated_lines else []
         out = self.model.generate(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -288,6 +328,7 @@ class CausalLM:
             eos_token_id=self.eos_ids or None,
             stop_strings=stop or None,
             tokenizer=self.tokenizer if stop else None,
+            stopping_criteria=StoppingCriteriaList(criteria),
             return_dict_in_generate=True,
             output_logits=return_signals,
         )
@@ -354,3 +395,31 @@ class CausalLM:
         if captured.get("weights") is None:
             raise RuntimeError(f"{type(self.model).__name__} returned no attention weights even with eager attention")
         return max_attention_received(captured["weights"].float().mean(dim=1)).cpu()
+
+
+@dataclass
+class LMConfig:
+    """A `CausalLM` as configured from YAML (`prepare.py kg`, `evaluate.py`)."""
+
+    name: str = "qwen2.5-coder-0.5b-instruct"  # a packaged short name, a folder, a .gguf file or a hub id
+    gguf_file: str | None = None
+    dtype: str = "float32"  # or bfloat16
+    device: str = "auto"
+
+    def build(self) -> CausalLM:
+        return CausalLM(self.name, gguf_file=self.gguf_file, dtype=self.dtype, device=self.device)
+
+
+class LazyLM:
+    """Stands in for `config.build()` and loads the model on first use, so a run that never
+    generates (KiRAG in Aligner-only mode over a complete KG) never pays for loading it."""
+
+    def __init__(self, config: LMConfig) -> None:
+        self.config = config
+
+    @cached_property
+    def lm(self) -> CausalLM:
+        return self.config.build()
+
+    def chat(self, conversations: list[list[dict]], **generate_kwargs) -> list[Generation]:
+        return self.lm.chat(conversations, **generate_kwargs)

@@ -1,10 +1,12 @@
 """evaluate.py end to end on the demo data: config parsing, outputs, resume, errors."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from datamodules.loaders import DEMO_DIR
 from evaluate import EvalConfig, main, parse_config
 from inference.methods import SingleShotRAG
 
@@ -37,7 +39,7 @@ def test_bm25_on_demo_writes_metrics_predictions_and_table(tmp_path):
     assert 0 < metrics["recall@10"] <= 1
     assert all(len(p["passages"]) == 10 and len({pid for pid, _ in p["passages"]}) == 10 for p in predictions)
     assert metrics["retrieval_calls"] == 1.0
-    assert "| rag | bm25 |" in (out / "metrics.md").read_text()
+    assert "| rag (bm25) |" in (out / "metrics.md").read_text()
 
 
 def test_interrupted_run_resumes_without_redoing_finished_questions(tmp_path, monkeypatch):
@@ -93,7 +95,61 @@ def test_dense_with_a_local_model_folder(tmp_path, make_tiny_encoder):
     assert metrics["questions"] == 6 and all(len(p["passages"]) == 10 for p in predictions)
 
 
-SHARED_CONFIGS = sorted(p.name for p in (Path(__file__).parents[1] / "configs" / "eval").glob("*.yaml") if p.stem != "demo")
+def save_tiny(model, tokenizer, folder):
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def kirag_args(tmp_path, make_tiny_encoder):
+    """KiRAG on 3 demo questions: a tiny random Aligner, a copy of the demo KG, no extraction."""
+    shutil.copytree(DEMO_DIR / "kg", tmp_path / "kg")
+    tiny = make_tiny_encoder()
+    return ["--method", "kirag", "--aligner.name", save_tiny(tiny.model, tiny.tokenizer, tmp_path / "aligner"),
+            "--aligner.cache_dir", str(tmp_path / "emb"), "--kirag.kg", str(tmp_path / "kg"),
+            "--kirag.extract_missing", "false", "--kirag.max_steps", "2", "--data.limit", "3",
+            "--index.cache_dir", str(tmp_path / "idx")]
+
+
+def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
+    lm = make_tiny_lm()
+    out = tmp_path / "run"
+    assert main(kirag_args + ["--kirag.constructor", "true", "--reader.enabled", "true", "--reader.max_new_tokens", "4",
+                              "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
+                              "--output_dir", str(out)]) == 0
+    metrics, predictions = run_files(out)
+    assert metrics["questions"] == 3 and {"em", "f1"} <= set(metrics)
+    for p in predictions:
+        assert len(p["passages"]) == 10 and isinstance(p["answer"], str) and "em" in p
+        assert 1 <= p["retrieval_calls"] <= 2 and p["llm_calls"] == p["retrieval_calls"] + 1  # steps + the reader
+        assert len(p["trace"]) == p["retrieval_calls"] and len(p["chain"]) <= 2
+    assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
+
+
+def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):
+    rag, kirag, out = tmp_path / "rag", tmp_path / "kirag", tmp_path / "cmp"
+    assert main(["--data.limit", "3", "--output_dir", str(rag), "--index.cache_dir", str(tmp_path / "idx")]) == 0
+    assert main(kirag_args + ["--output_dir", str(kirag), "--name", "mine"]) == 0
+    assert main(["compare", str(rag), str(kirag), "--output_dir", str(out)]) == 0
+    rows = json.loads((out / "comparison.json").read_text())
+    assert [r["method"] for r in rows] == ["rag (bm25)", "mine"]
+    assert rows[1]["recall@5"] == run_files(kirag)[0]["recall@5"]
+    table = (out / "comparison.md").read_text()
+    assert "| rag (bm25) | 3 |" in table and "| mine | 3 |" in table
+    assert (out / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_kirag_errors_name_the_missing_file(tmp_path, kirag_args, capsys):
+    assert main(kirag_args + ["--aligner.name", str(tmp_path / "nope.ckpt"), "--output_dir", str(tmp_path / "a")]) == 2
+    assert "nope.ckpt" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "never-ran"), "--output_dir", str(tmp_path / "c")]) == 2
+    assert "never-ran" in capsys.readouterr().err
+
+
+SHARED_CONFIGS = sorted(
+    p.name for p in (Path(__file__).parents[1] / "configs" / "eval").glob("*.yaml") if not p.stem.startswith("demo")
+)
 
 
 @pytest.mark.integration

@@ -45,7 +45,7 @@ class FakeLM:
         self.fail_after = fail_after
         self.calls: list[list[list[dict]]] = []
 
-    def chat(self, conversations, max_new_tokens=256, batch_size=8):
+    def chat(self, conversations, max_new_tokens=256, batch_size=8, stop_repeated_lines=False):
         if self.fail_after is not None and len(self.calls) >= self.fail_after:
             raise RuntimeError("injected crash")
         self.calls.append(conversations)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import models.lm as lm
-from models.lm import CausalLM, max_attention_received, packaged_qwen_path, resolve_lm, token_entropy
+from models.lm import CausalLM, RepeatedLineStop, max_attention_received, packaged_qwen_path, resolve_lm, token_entropy
 
 PROMPTS = ["the river", "a much longer prompt about the city where the band was born", "who", "album of the year"]
 
@@ -47,6 +47,24 @@ def test_stop_cuts_text_and_tokens(tiny_lm):
     assert stop in tiny_lm.tokenizer.decode(cut.token_ids) and stop not in tiny_lm.tokenizer.decode(cut.token_ids[:-1])
     assert full.token_ids[: cut.new_tokens] == cut.token_ids
     assert len(cut.signals.tokens) == len(cut.signals.entropy) == len(cut.signals.max_attention) == cut.new_tokens
+
+
+def test_repeated_line_stop_fires_only_on_a_completed_repeat(tiny_lm):
+    prompt = tiny_lm.encode("prompt")
+    texts = ["<a; b; c>\n<d; e; f>\n", "<a; b; c>\n<d; e; f>\n<a; b; c>\n", "<a; b; c>\n\n\n", "<a; b; c>\n<a; b; c>"]
+    generated = [tiny_lm.encode(t) for t in texts]
+    width = max(len(g) for g in generated)
+    # Each row ends on its own last token: pad ids (special, so skipped when decoded) fill in front.
+    rows = [prompt + [tiny_lm.pad_id] * (width - len(g)) + g for g in generated]
+    stop = RepeatedLineStop(tiny_lm.tokenizer, len(prompt))
+    assert stop(torch.tensor(rows), None).tolist() == [False, True, False, False]
+
+
+def test_stop_repeated_lines_cuts_a_looping_generation(tiny_lm):
+    full = tiny_lm.generate(["the river"], max_new_tokens=60)[0]
+    tiny_lm.tokenizer.decode = lambda ids, **kw: "".join("x\n" for _ in ids)  # every token completes the line "x"
+    cut = tiny_lm.generate(["the river"], max_new_tokens=60, stop_repeated_lines=True)[0]
+    assert cut.token_ids == full.token_ids[:2]
 
 
 def test_eos_ends_the_generation(tiny_lm):

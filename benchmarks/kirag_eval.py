@@ -1,0 +1,189 @@
+"""KiRAG against single-shot dense retrieval on held-out MuSiQue questions and a HotpotQA slice.
+
+    python benchmarks/kirag_eval.py [--parts musique hotpotqa] [--constructor_questions 8] [--threads 1]
+
+Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
+packaged Qwen2.5-0.5B reader from their top 3 passages:
+- `rag`: one retrieval with the question;
+- `kirag aligner-only`, with the untrained base encoder (MiniLM) and with the trained Aligner;
+- `kirag constructor`: the trained Aligner and the packaged LM as Constructor, on the first
+  `--constructor_questions` questions (the LM makes it slow on a CPU); the other methods are also
+  reported on those same questions.
+
+MuSiQue: the questions of hipporag_train_100 that the Aligner did NOT train on (the split of
+configs/aligner/shared_cpu.yaml), over the gpt-3.5 triples. It needs, in order:
+    python prepare.py kg --config configs/kg/musique_gpt35.yaml
+    python prepare.py chains --config configs/chains/musique_gpt35.yaml
+    python train.py fit --config configs/aligner/shared_cpu.yaml      # the last weights are used
+HotpotQA: the first 6 questions of hotpotqa/hipporag_train_100 and their 60 context passages, over
+the project's own triples (python prepare.py kg --config configs/kg/hotpotqa_train_6.yaml).
+
+Every run goes through `evaluate.py`'s code and resumes: a rerun only recomputes the timing. The
+timing part measures, on warm caches and without the reader, seconds per question of the
+Aligner-only loop, of single-shot retrieval, and of the loop's L query encodings alone.
+"""
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import yaml  # noqa: E402
+from datasets import Dataset  # noqa: E402
+
+from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
+from datamodules.aligner_datamodule import AlignerDataModule  # noqa: E402
+from datamodules.loaders import Benchmark, DataConfig  # noqa: E402
+from evaluate import (  # noqa: E402
+    RECALL_KS,
+    AlignerConfig,
+    EvalConfig,
+    KiRAGConfig,
+    ReaderConfig,
+    build_method,
+    compare,
+    compute_metrics,
+    evaluate,
+    markdown_table,
+)
+from inference.methods import Prediction  # noqa: E402
+
+RUNS = ROOT / "runs" / "bench" / "kirag"
+TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
+ALIGNER_CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
+MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
+                     str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
+HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None, limit=6)
+KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_6"}
+
+
+def held_out_musique() -> DataConfig:
+    """Write the MuSiQue questions the Aligner never trained on (unified format) and point at them."""
+    settings = yaml.safe_load(ALIGNER_CONFIG.read_text())["data"]
+    data = AlignerDataModule(**{**settings, "chains": str(ROOT / settings["chains"])})
+    data.setup("fit")
+    trained = {r.question_id for r in data.train_records}
+    benchmark = MUSIQUE.load()
+    questions = [q for q in benchmark.questions if q.id not in trained]
+    out = RUNS / "musique_held_out"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("questions", questions), ("passages", benchmark.passages)):
+        Dataset.from_list([r.to_dict() for r in rows]).to_json(out / f"{name}.jsonl", lines=True, force_ascii=False)
+    return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
+
+
+def configs(part: str, data: DataConfig, constructor_questions: int) -> dict[str, EvalConfig]:
+    kg = str(KGS[part])
+    base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
+                      kirag=KiRAGConfig(kg=kg, extract_missing=False))
+    subset = replace(data, limit=constructor_questions)
+    trained = AlignerConfig(name=str(TRAINED))
+    runs = {
+        "rag": replace(base, method="rag", name="rag (dense)"),
+        "kirag base": replace(base, method="kirag", name="kirag aligner-only, base MiniLM"),
+        "kirag trained": replace(base, method="kirag", aligner=trained, name="kirag aligner-only, trained"),
+        "kirag constructor": replace(base, method="kirag", aligner=trained, data=subset,
+                                     kirag=replace(base.kirag, constructor=True),
+                                     name="kirag constructor, trained"),
+    }
+    for key, config in runs.items():
+        config.output_dir = str(RUNS / part / key.replace(" ", "_"))
+    return runs
+
+
+def subset_metrics(config: EvalConfig, question_ids: list[str]) -> dict:
+    """A finished run's metrics over some of its questions."""
+    benchmark = config.data.load()
+    keep = set(question_ids)
+    predictions = {p.question_id: p for p in map(Prediction.from_dict, map(json.loads, Path(
+        config.output_dir, "predictions.jsonl").read_text().splitlines()))}
+    questions = [q for q in benchmark.questions if q.id in keep]
+    sub = Benchmark(questions, benchmark.passages)
+    return compute_metrics(sub, [predictions[q.id] for q in questions])
+
+
+def timing(config: EvalConfig, trained: EvalConfig, repeats: int = 2) -> dict:
+    """Seconds per question (warm caches, no reader) of single-shot retrieval, the Aligner-only loop,
+    and L query encodings by the retriever's and the Aligner's encoders, interleaved."""
+    benchmark = config.data.load()
+    questions = benchmark.questions
+    rag = build_method(replace(config, reader=ReaderConfig()), benchmark)
+    loop = build_method(replace(trained, reader=ReaderConfig()), benchmark)
+    steps = loop.max_steps
+    encoders = [rag.retriever.encoder, loop.triples.encoder]
+    texts = [q.question for q in questions] * steps
+
+    def encode():
+        for e in encoders:
+            e.encode(texts, "query", show_progress=False)
+
+    jobs = {"rag": lambda: rag.predict(questions), "kirag": lambda: loop.predict(questions), "encode": encode}
+    for job in jobs.values():  # warm-up: caches, triple embeddings
+        job()
+    seconds = {name: 0.0 for name in jobs}
+    for _ in range(repeats):
+        for name, job in jobs.items():
+            start = time.perf_counter()
+            job()
+            seconds[name] += (time.perf_counter() - start) / repeats / len(questions)
+    return {"questions": len(questions), "steps L": steps, "rag s/question": seconds["rag"],
+            "kirag aligner-only s/question": seconds["kirag"], "L query encodings s/question": seconds["encode"],
+            "kirag / rag": seconds["kirag"] / seconds["rag"], "kirag / L encodings": seconds["kirag"] / seconds["encode"]}
+
+
+def run_part(part: str, constructor_questions: int) -> tuple[str, dict]:
+    if not TRAINED.is_file():
+        sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
+    if not KGS[part].is_dir():
+        sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
+    data = held_out_musique() if part == "musique" else HOTPOTQA
+    runs = configs(part, data, constructor_questions)
+    rows, flat = [], {}
+    for key, config in runs.items():
+        started = time.perf_counter()
+        metrics = evaluate(config)
+        print(f"{part} {key}: {time.perf_counter() - started:.0f} s")
+        rows.append({"questions set": "all", "method": config.name, **metrics})
+    compare([c.output_dir for c in runs.values()], str(RUNS / part / "compare"))
+    subset_ids = [q.id for q in runs["kirag constructor"].data.load().questions]
+    sub_rows = [{"questions set": f"first {len(subset_ids)}", "method": c.name, **subset_metrics(c, subset_ids)}
+                for key, c in runs.items()]
+    columns = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
+        "em", "f1", "retrieval_calls", "llm_calls", "seconds_per_question"]
+    table = markdown_table(rows[:3] + sub_rows, columns)
+    for row in rows[:3] + sub_rows:
+        prefix = f"{part}.{'all' if row['questions set'] == 'all' else 'subset'}.{row['method']}"
+        flat.update({f"{prefix}.{c}": row[c] for c in columns[2:] if c in row})
+    text = f"## {part}\n\n{table}"
+    if part == "musique":
+        times = timing(runs["rag"], runs["kirag trained"])
+        flat.update({f"{part}.timing.{k}": v for k, v in times.items()})
+        text += "\n### Aligner-only loop cost (warm caches, no reader)\n\n" + markdown_table([times], list(times))
+    return text, flat
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
+    parser.add_argument("--constructor_questions", type=int, default=8)
+    args = parse_args(parser)
+    sections, flat = [], {"setup": f"machine: {machine()}"}
+    for part in args.parts:
+        text, figures = run_part(part, args.constructor_questions)
+        sections.append(text)
+        flat.update(figures)
+    markdown = ("# KiRAG against single-shot dense retrieval\n\n"
+                f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
+                f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
+                "MuSiQue: hipporag_train_100 questions held out from Aligner training, gpt-3.5 triples. "
+                "HotpotQA: first 6 hipporag_train_100 questions over their 60 context passages, this project's "
+                "triples (packaged LM).\n\n" + "\n".join(sections))
+    write_results("kirag_eval", markdown, flat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Aligner embeddings of knowledge triples, each computed once and kept on disk for the whole KG.
+
+Triple embeddings do not depend on the query (the authors' code recomputes them at every step).
+`TripleIndex` embeds a triple the first time it is scored and keeps the vector, in memory and,
+with a `cache_dir`, in `cache_dir/triples-<encoder fingerprint>/`: one `chunk-*.npz` (ids and
+vectors) per batch of new triples, written to a temporary name and renamed, so a killed run
+leaves only whole chunks and a rerun, or another method on the same KG, reuses them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from datamodules.triples import Triple
+
+
+class TripleIndex:
+    """Embeddings of triples by id, for one encoder (`encode(texts, kind, batch_size, show_progress)`)."""
+
+    def __init__(self, encoder, cache_dir: str | os.PathLike | None = None, batch_size: int = 64) -> None:
+        self.encoder = encoder
+        self.batch_size = batch_size
+        self.folder = Path(cache_dir) / f"triples-{encoder.fingerprint()}" if cache_dir is not None else None
+        self.rows: dict[str, int] = {}
+        self._chunks: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+        if self.folder is not None and self.folder.is_dir():
+            for path in sorted(self.folder.glob("chunk-*.npz")):
+                with np.load(path) as chunk:
+                    self._append(list(chunk["ids"]), chunk["vectors"])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _append(self, ids: list[str], vectors: np.ndarray) -> None:
+        offset = sum(len(c) for c in self._chunks)
+        for i, tid in enumerate(ids):
+            self.rows.setdefault(str(tid), offset + i)  # a duplicate (two writers) keeps its first row
+        self._chunks.append(vectors.astype(np.float32, copy=False))
+        self._matrix = None
+
+    def _save(self, ids: list[str], vectors: np.ndarray) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"chunk-{len(list(self.folder.glob('chunk-*.npz'))):08d}.npz"
+        tmp = path.with_name("." + path.name)  # outside the chunk-*.npz pattern until renamed
+        np.savez(tmp, ids=np.array(ids), vectors=vectors)
+        os.replace(tmp, path)
+
+    def vectors(self, triples: Sequence[Triple]) -> np.ndarray:
+        """The embeddings of `triples` (n, dim), embedding (and storing) only the ids never seen."""
+        new: dict[str, str] = {}
+        for t in triples:
+            if t.id not in self.rows:
+                new.setdefault(t.id, t.text)
+        if new:
+            vectors = self.encoder.encode(list(new.values()), "passage", self.batch_size, show_progress=False)
+            if self.folder is not None:
+                self._save(list(new), vectors)
+            self._append(list(new), vectors)
+        if self._matrix is None:
+            self._matrix = np.concatenate(self._chunks) if self._chunks else np.zeros((0, 0), np.float32)
+        return self._matrix[[self.rows[t.id] for t in triples]]

@@ -1,0 +1,172 @@
+"""KiRAG's loop on the demo data and its packaged KG, with a tiny random Aligner and a scripted Constructor."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from datamodules.aligner_datamodule import ChainExamples, ExampleKey
+from datamodules.chains import ChainRecord, aligner_query
+from datamodules.extraction import KnowledgeGraph
+from datamodules.kg_store import KGStore
+from datamodules.loaders import DEMO_DIR, DataConfig
+from datamodules.triples import Triple
+from inference.constructor import Construction
+from inference.kirag import KiRAG, _Run
+from inference.retrievers import BM25Retriever
+from inference.triple_index import TripleIndex
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return DataConfig().load()
+
+
+@pytest.fixture(scope="module")
+def retriever(demo):
+    r = BM25Retriever()
+    r.build(demo.passages)
+    return r
+
+
+@pytest.fixture
+def kg(demo, tmp_path):
+    shutil.copytree(DEMO_DIR / "kg", tmp_path / "kg")
+    return KnowledgeGraph(KGStore(tmp_path / "kg"), None, demo.passage_by_id())
+
+
+class CountingEncoder:
+    """Wraps an Encoder and records every text it embeds, by kind."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.calls = {"query": [], "passage": []}
+
+    def encode(self, texts, kind="passage", batch_size=64, show_progress=True):
+        self.calls[kind].extend(texts)
+        return self.encoder.encode(texts, kind, batch_size, show_progress=False)
+
+    def fingerprint(self):
+        return self.encoder.fingerprint()
+
+
+class RecordingRetriever:
+    def __init__(self, retriever):
+        self.retriever, self.queries = retriever, []
+
+    def search(self, queries, k):
+        self.queries.extend(queries)
+        return self.retriever.search(queries, k)
+
+
+class ScriptedConstructor:
+    """Picks the LAST candidate (unlike the Aligner) and says "the answer is" at step `answer_at` (0-based)."""
+
+    def __init__(self, answer_at=None):
+        self.answer_at, self.seen = answer_at, []
+
+    def __call__(self, items):
+        self.seen.append(items)
+        step = len(self.seen) - 1
+        return [Construction(cands[-1], step == self.answer_at, "") for _, _, cands in items]
+
+
+def test_k_distinct_passages_deterministically(demo, retriever, kg, make_tiny_encoder):
+    questions = demo.questions[:6]
+    runs = [KiRAG(retriever, kg, TripleIndex(make_tiny_encoder()), k=10, max_steps=3).predict(questions)
+            for _ in range(2)]
+    for prediction in runs[0]:
+        ids = [pid for pid, _ in prediction.passages]
+        assert len(ids) == 10 == len(set(ids))
+        assert len(prediction.chain) == 3 and prediction.retrieval_calls == 3 and prediction.llm_calls == 0
+    assert [p.passages for p in runs[0]] == [p.passages for p in runs[1]]
+    assert [p.chain for p in runs[0]] == [p.chain for p in runs[1]]
+
+
+def test_candidate_limit_n(demo, retriever, kg, tiny_encoder):
+    constructor = ScriptedConstructor()
+    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor, num_candidates=3,
+                        max_steps=2).predict(demo.questions[:4])
+    for prediction in predictions:
+        assert all(len(step["candidates"]) == 3 for step in prediction.trace)
+        for step in prediction.trace:  # the best 3 distinct facts, best first
+            scores = [score for _, _, score in step["candidates"]]
+            assert scores == sorted(scores, reverse=True)
+            assert len({text.lower() for text, _, _ in step["candidates"]}) == 3
+    assert all(len(cands) == 3 for call in constructor.seen for _, _, cands in call)
+
+
+def test_stop_rule(demo, retriever, kg, tiny_encoder):
+    questions = demo.questions[:3]
+    triples = TripleIndex(tiny_encoder)
+    answered = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=1), max_steps=5).predict(questions)
+    for p in answered:  # the answering step still appends its first triple, then the loop stops
+        assert p.retrieval_calls == p.llm_calls == 2 and len(p.chain) == 2
+        assert [s["chosen_by"] for s in p.trace] == ["constructor", "constructor"]
+    never = KiRAG(retriever, kg, triples, ScriptedConstructor(), max_steps=4).predict(questions)
+    assert all(p.retrieval_calls == p.llm_calls == 4 and len(p.chain) == 4 for p in never)
+
+
+def test_constructor_choice_is_appended_and_aligner_only_takes_the_best(demo, retriever, kg, tiny_encoder):
+    question = demo.questions[:1]
+    triples = TripleIndex(tiny_encoder)
+    aligner = KiRAG(retriever, kg, triples, max_steps=1).predict(question)[0]
+    constructed = KiRAG(retriever, kg, triples, ScriptedConstructor(), max_steps=1).predict(question)[0]
+    candidates = aligner.trace[0]["candidates"]
+    assert aligner.chain == [candidates[0][0]] and aligner.trace[0]["chosen_by"] == "aligner"
+    assert constructed.chain == [candidates[-1][0]]
+
+
+def test_triple_embeddings_are_computed_once_and_persisted(demo, retriever, kg, tiny_encoder, tmp_path):
+    counting = CountingEncoder(tiny_encoder)
+    method = KiRAG(retriever, kg, TripleIndex(counting, tmp_path / "emb"), max_steps=3)
+    questions = demo.questions[:5]
+    first = method.predict(questions)
+    embedded = counting.calls["passage"]
+    assert embedded and len(embedded) == len(set(embedded))  # each fact once
+    assert len(counting.calls["query"]) == 3 * len(questions)  # one query encoding per question and step
+
+    second = method.predict(questions)
+    assert len(counting.calls["passage"]) == len(embedded)  # nothing recomputed
+    reloaded = CountingEncoder(tiny_encoder)
+    again = KiRAG(retriever, kg, TripleIndex(reloaded, tmp_path / "emb"), max_steps=3).predict(questions)
+    assert reloaded.calls["passage"] == []  # read back from disk
+    assert [p.passages for p in first] == [p.passages for p in second] == [p.passages for p in again]
+
+
+def test_triple_index_reuses_whole_chunks_after_a_crash(tiny_encoder, tmp_path):
+    triples = [Triple.make(f"entity {i}", "related to", f"thing {i}", "p") for i in range(5)]
+    index = TripleIndex(tiny_encoder, tmp_path)
+    expected = index.vectors(triples[:3])
+    folder = index.folder
+    (folder / ".chunk-00000001.npz").write_bytes(b"half a chunk")  # a write killed before its rename
+    counting = CountingEncoder(tiny_encoder)
+    reloaded = TripleIndex(counting, tmp_path)
+    np.testing.assert_allclose(reloaded.vectors(triples[:3]), expected, rtol=1e-6)
+    reloaded.vectors(triples)
+    assert counting.calls["passage"] == [t.text for t in triples[3:]]
+
+
+def test_queries_use_the_training_format(demo, retriever, kg, tiny_encoder):
+    recording = RecordingRetriever(retriever)
+    question = demo.questions[0]
+    prediction = KiRAG(recording, kg, TripleIndex(tiny_encoder), max_steps=3).predict([question])[0]
+    chain = [Triple.make(*t[1:-1].split("; "), "p") for t in prediction.chain]
+    record = ChainRecord(question.id, question.question, "", True, True, tuple(chain), ((),) * len(chain))
+    examples = ChainExamples([record], num_negatives=0)
+    training = [examples.example(ExampleKey(0, 0, hop, None))["query"] for hop in range(3)]
+    assert recording.queries == training == [s["query"] for s in prediction.trace]
+    assert recording.queries[1] == aligner_query(question.question, prediction.chain[:1])
+
+
+def test_ranking_breaks_ties_by_retriever_score_and_fills_from_retrieval():
+    run = _Run(question=None)
+    run.retrieved = {"a": 3.0, "b": 9.0, "c": 5.0, "d": 1.0, "e": 2.0}
+    run.scores = {"c": 0.5, "a": 0.8, "b": 0.5}
+    assert run.ranking(5) == [("a", 0.8), ("b", 0.5), ("c", 0.5), ("d", 1.0), ("e", 2.0)]
+    assert [pid for pid, _ in run.ranking(2)] == ["a", "b"]
+
+
+def test_bad_settings_are_refused(retriever, kg, tiny_encoder):
+    with pytest.raises(ValueError, match="positive"):
+        KiRAG(retriever, kg, TripleIndex(tiny_encoder), num_candidates=0)
