@@ -40,3 +40,4 @@ benchmarks: install
 	$(BIN)/python benchmarks/triple_extraction.py
 	$(BIN)/python benchmarks/aligner_training.py
 	$(BIN)/python benchmarks/kirag_eval.py
+	$(BIN)/python benchmarks/mind_eval.py

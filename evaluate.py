@@ -28,6 +28,7 @@ from datamodules.records import complete_log
 from inference.constructor import Constructor
 from inference.kirag import KiRAG
 from inference.methods import Method, Prediction, SingleShotRAG
+from inference.mind import KiRAGSearch, MindParams, MindRAG
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
 from inference.reader import Reader, ReadingMethod
 from inference.retrievers import Retriever, make_retriever
@@ -104,9 +105,20 @@ class ReaderConfig:
 
 
 @dataclass
+class MindConfig:
+    params: str | None = None  # α, β, γ, δ, threshold saved by the TriggerCalibrator; None: α=β=1, γ=1.0, δ=0.2
+    fixed_threshold: float = 1.0  # the `dragin` method's θ
+    entity_filter: str = "cot+confidence"  # none, cot, confidence or cot+confidence
+    top_entities: int = 2  # kept by the confidence filter when params set no threshold
+    retrieve_k: int = 3  # passages per retrieval
+    memory_capacity: int = 8
+    max_sentences: int = 6
+
+
+@dataclass
 class EvalConfig:
     data: DataConfig = field(default_factory=DataConfig)
-    method: str = "rag"  # rag or kirag
+    method: str = "rag"  # one of METHODS
     name: str | None = None  # the method's label in tables; default: built from the settings
     retriever: str = "bm25"  # bm25 or dense
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
@@ -115,6 +127,7 @@ class EvalConfig:
     aligner: AlignerConfig = field(default_factory=AlignerConfig)
     lm: LMConfig = field(default_factory=LMConfig)  # the Constructor, the reader and on-demand extraction
     reader: ReaderConfig = field(default_factory=ReaderConfig)
+    mind: MindConfig = field(default_factory=MindConfig)
     top_k: int = 10  # passages kept per question
     batch_size: int = 32  # questions per step; predictions are saved after each
     output_dir: str = "runs/eval"
@@ -132,7 +145,8 @@ def parse_config(argv: list[str] | None = None) -> EvalConfig:
     return dataclass_from(EvalConfig, build_parser().parse_args(argv))
 
 
-METHODS = ("rag", "kirag")
+MIND_TRIGGERS = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic", "kirag+mind": "dynamic"}
+METHODS = ("rag", "kirag", *MIND_TRIGGERS)
 
 
 def label(config: EvalConfig) -> str:
@@ -141,6 +155,9 @@ def label(config: EvalConfig) -> str:
     if config.method == "kirag":
         mode = "constructor" if config.kirag.constructor else "aligner-only"
         return f"kirag {mode} ({Path(config.aligner.name).name}, {config.retriever})"
+    if config.method in ("mind", "kirag+mind"):
+        params = "calibrated" if config.mind.params else "hand-set"
+        return f"{config.method} {params}, {config.mind.entity_filter} ({config.retriever})"
     return f"{config.method} ({config.retriever})"
 
 
@@ -163,8 +180,8 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     retriever = build_retriever(config, benchmark)
     lm = LazyLM(config.lm)
     if config.method == "rag":
-        method: Method = SingleShotRAG(retriever, k=config.top_k)
-    else:
+        return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, benchmark)
+    if config.method in ("kirag", "kirag+mind"):
         k = config.kirag
         if not Path(k.kg).is_dir() and not k.extract_missing:
             raise FileNotFoundError(f"KG store {k.kg!r} does not exist (build it with `prepare.py kg`, "
@@ -173,13 +190,25 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         kg = KnowledgeGraph(KGStore(k.kg), extractor, benchmark.passage_by_id())
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir, config.aligner.batch_size)
         constructor = Constructor(lm) if k.constructor else None
-        method = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
-                       num_candidates=k.num_candidates, max_steps=k.max_steps)
-    if config.reader.enabled:
-        r = config.reader
-        reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
-        method = ReadingMethod(method, reader, benchmark.passage_by_id())
-    return method
+        kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
+                      num_candidates=k.num_candidates, max_steps=k.max_steps)
+        if config.method == "kirag":
+            return with_reader(config, kirag, lm, benchmark)
+        retriever = KiRAGSearch(kirag)
+    m = config.mind
+    return MindRAG(lm, retriever, benchmark.passage_by_id(), trigger=MIND_TRIGGERS[config.method],
+                   params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
+                   entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
+                   memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)
+
+
+def with_reader(config: EvalConfig, method: Method, lm, benchmark: Benchmark) -> Method:
+    """`method` followed by the reader when `reader.enabled` (MIND methods answer by themselves)."""
+    if not config.reader.enabled:
+        return method
+    r = config.reader
+    reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
+    return ReadingMethod(method, reader, benchmark.passage_by_id())
 
 
 def _fingerprint(config: EvalConfig) -> str:

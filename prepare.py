@@ -5,6 +5,7 @@
     python prepare.py index --config configs/eval/demo.yaml --retriever dense
     python prepare.py kg --config configs/kg/demo.yaml
     python prepare.py chains --config configs/chains/demo.yaml
+    python prepare.py traces --config configs/trigger/traces_demo.yaml
 
 `data` writes `questions.jsonl` and `passages.jsonl` in the unified format (read back with
 `--data.format unified`). `index` builds (or finds up to date) the retrieval index of a corpus.
@@ -12,6 +13,8 @@
 into a resumable store: a rerun continues where an interrupted one stopped. `chains` builds the
 Aligner's training file: silver reasoning chains over the gold passages' triples, with candidate
 negatives mined from the passages retrieved at each step (see datamodules/silver_chains.py).
+`traces` runs the LM closed-book on training questions and writes the labelled per-sentence and
+per-entity signals that calibrate MIND's trigger and entity filter (datamodules/trigger_traces.py).
 """
 
 import json
@@ -77,6 +80,25 @@ def build_kg(config: KGConfig) -> dict:
     return summary
 
 
+@dataclass
+class TracesConfig:
+    data: DataConfig = field(default_factory=DataConfig)  # training questions (data.limit: the first N)
+    output: str = "runs/traces/demo/traces.jsonl"
+    lm: LMConfig = field(default_factory=LMConfig)
+    max_sentences: int = 6
+
+
+def build_traces(config: TracesConfig) -> dict:
+    from datamodules.trigger_traces import collect_traces
+    from inference.mind import MindRAG
+
+    benchmark = config.data.load()
+    passages = benchmark.passage_by_id()
+    mind = MindRAG(config.lm.build(), None, passages, trigger="never", max_sentences=config.max_sentences,
+                   record_signals=True)
+    return collect_traces(mind, benchmark.questions, passages, config.output)
+
+
 def build_parser() -> ArgumentParser:
     data = ArgumentParser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
     data.add_argument("--config", action=ActionConfigFile)
@@ -96,12 +118,17 @@ def build_parser() -> ArgumentParser:
     chains.add_class_arguments(ChainsConfig)
     chains.add_argument("--report", type=bool, default=True, help="print coverage and ground-truth agreement")
 
+    traces = ArgumentParser(description="Closed-book LM traces with labels, to calibrate MIND's trigger and filter")
+    traces.add_argument("--config", action=ActionConfigFile)
+    traces.add_class_arguments(TracesConfig)
+
     parser = ArgumentParser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
     commands = parser.add_subcommands()
     commands.add_subcommand("data", data)
     commands.add_subcommand("index", index)
     commands.add_subcommand("kg", kg)
     commands.add_subcommand("chains", chains)
+    commands.add_subcommand("traces", traces)
     return parser
 
 
@@ -121,6 +148,8 @@ def run(cfg) -> None:
         print(json.dumps(build_chains_file(config), indent=2))
         if cfg.chains.report:
             print(json.dumps(chain_report(config), indent=2))
+    elif cfg.subcommand == "traces":
+        print(json.dumps(build_traces(dataclass_from(TracesConfig, cfg.traces)), indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:

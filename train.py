@@ -1,20 +1,21 @@
-"""Train KiRAG's Aligner with LightningCLI.
+"""Train with LightningCLI: KiRAG's Aligner, or MIND's trigger calibrator.
 
     python train.py fit --config configs/aligner/demo.yaml
     python train.py fit --config configs/aligner/demo.yaml --ckpt_path last   # resume
+    python train.py fit --config configs/trigger/demo.yaml
 
-Every init argument of `AlignerModule` (`--model.*`), `AlignerDataModule` (`--data.*`) and the
-Trainer (`--trainer.*`, callbacks and logger included) is set in the YAML or on the command line.
+A config names its LightningModule and LightningDataModule (`model.class_path`, `data.class_path`);
+every init argument (`--model.*`, `--data.*`) and the Trainer (`--trainer.*`, callbacks and logger
+included) is set in the YAML or on the command line.
 """
 
+import lightning as L
 from lightning.pytorch.cli import LightningCLI
-
-from datamodules.aligner_datamodule import AlignerDataModule
-from models.aligner import AlignerModule
 
 
 def cli_main(args: list[str] | None = None) -> LightningCLI:
-    return LightningCLI(AlignerModule, AlignerDataModule, save_config_kwargs={"overwrite": True}, args=args)
+    return LightningCLI(L.LightningModule, L.LightningDataModule, subclass_mode_model=True, subclass_mode_data=True,
+                        save_config_kwargs={"overwrite": True}, args=args)
 
 
 if __name__ == "__main__":

@@ -116,8 +116,8 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
     except ImportError:
         sys.exit("the throughput part needs sentence-transformers: pip install sentence-transformers "
                  "(or run with --skip_throughput)")
-    batch_size, n_neg = settings["data"]["batch_size"], settings["data"]["num_negatives"]
-    model_cfg = settings["model"]
+    batch_size, n_neg = settings["data"]["init_args"]["batch_size"], settings["data"]["init_args"]["num_negatives"]
+    model_cfg = settings["model"]["init_args"]
     tau, lr, wd = model_cfg["temperature"], model_cfg["lr"], model_cfg["weight_decay"]
     q_len, t_len = model_cfg["query_max_length"], model_cfg["triple_max_length"]
 
@@ -249,7 +249,7 @@ def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float,
         raise RuntimeError("a held-out question is also a training question")
 
     start = time.perf_counter()
-    base = AlignerModule(**settings["model"]).encoder
+    base = AlignerModule(**settings["model"]["init_args"]).encoder
     rows = [{"model": "before: base all-MiniLM-L6-v2", **rank_metrics(base, held_out)},
             {"model": f"after: trained {epochs} epochs (last weights)", **rank_metrics(cli.model.encoder, held_out)}]
     eval_seconds = time.perf_counter() - start
@@ -269,13 +269,13 @@ def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float,
 def main(args: argparse.Namespace) -> None:
     settings = yaml.safe_load(CONFIG.read_text())
     ensure_chains()
-    m = settings["model"]
+    m, d = settings["model"]["init_args"], settings["data"]["init_args"]
     flat = {"machine": machine(),
             "encoder": f"all-MiniLM-L6-v2 (packaged), {m['pooling']} pooling, float32",
             "settings": (f"{CONFIG.relative_to(ROOT)}: temperature {m['temperature']} (ST scale {1 / m['temperature']:g}),"
                          f" lr {m['lr']:g}, weight decay {m['weight_decay']}, query/triple max length "
-                         f"{m['query_max_length']}/{m['triple_max_length']}, batch {settings['data']['batch_size']},"
-                         f" {settings['data']['num_negatives']} negatives"),
+                         f"{m['query_max_length']}/{m['triple_max_length']}, batch {d['batch_size']},"
+                         f" {d['num_negatives']} negatives"),
             "chains": str(CHAINS.relative_to(ROOT)) + (f" (first {args.limit} records)" if args.limit else "")}
     parts = [f"# Aligner training\n\nMachine: {flat['machine']}. Encoder: {flat['encoder']}.\n"
              f"Settings: {flat['settings']}. Data: {flat['chains']}, MuSiQue train-100 with its gpt-3.5 triples.\n"]

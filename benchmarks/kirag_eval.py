@@ -63,7 +63,7 @@ KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / 
 
 def held_out_musique() -> DataConfig:
     """Write the MuSiQue questions the Aligner never trained on (unified format) and point at them."""
-    settings = yaml.safe_load(ALIGNER_CONFIG.read_text())["data"]
+    settings = yaml.safe_load(ALIGNER_CONFIG.read_text())["data"]["init_args"]
     data = AlignerDataModule(**{**settings, "chains": str(ROOT / settings["chains"])})
     data.setup("fit")
     trained = {r.question_id for r in data.train_records}

@@ -41,10 +41,11 @@ class DataConfig:
     questions: str = DEMO_QUESTIONS
     corpus: str | None = DEMO_PASSAGES  # None: the union of the questions' contexts
     gold_titles: str | None = None  # gold titles for a plain question list
-    limit: int | None = None  # only the first N questions
+    limit: int | None = None  # only the first N questions (after `offset`)
+    offset: int = 0  # skip the first questions: e.g. a calibration split disjoint from the evaluated one
 
     def load(self) -> Benchmark:
-        return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit)
+        return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit, self.offset)
 
 
 @dataclass
@@ -263,11 +264,13 @@ def load_benchmark(
     corpus: str | Path | None = None,
     gold_titles: str | Path | None = None,
     limit: int | None = None,
+    offset: int = 0,
 ) -> Benchmark:
-    """Load questions of `format`, their corpus, and resolve their gold passages to corpus ids."""
+    """Load questions of `format` (`limit` of them from `offset`), their corpus, and resolve their gold
+    passages to corpus ids."""
     if format not in FORMATS:
         raise DataError(questions, None, f"unknown format '{format}'; known formats: {', '.join(FORMATS)}")
-    records = read_records(questions)
+    records = read_records(questions)[offset:]
     if limit is not None:
         records = records[:limit]
     if format == "hipporag" and records:

@@ -15,7 +15,7 @@ import transformers
 from huggingface_hub import HfApi, ModelCard, ModelCardData
 from huggingface_hub.errors import HfHubHTTPError, HFValidationError
 from peft import LoraConfig, PeftModel, get_peft_model
-from torch import Tensor, nn
+from torch import Tensor
 from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalHitRate, RetrievalMRR
 from transformers import get_linear_schedule_with_warmup

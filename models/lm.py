@@ -133,10 +133,12 @@ def resolve_lm(
 
 @dataclass
 class TokenSignals:
-    """Per generated token: its string piece, the entropy (nats) of the raw next-token distribution
-    that produced it, and the largest head-averaged attention it receives from any later token."""
+    """Per generated token: its vocabulary string, its decoded text, the entropy (nats) of the raw
+    next-token distribution that produced it, and the largest head-averaged attention it receives
+    from any later token."""
 
     tokens: list[str]
+    pieces: list[str]
     entropy: Tensor
     max_attention: Tensor
 
@@ -345,6 +347,7 @@ class CausalLM:
                 n = g.new_tokens
                 g.signals = TokenSignals(
                     tokens=self.tokenizer.convert_ids_to_tokens(g.token_ids),
+                    pieces=[self.tokenizer.decode([i]) for i in g.token_ids],
                     entropy=entropy[row, :n],
                     max_attention=attention[row, attention.shape[1] - n :],
                 )
@@ -421,5 +424,5 @@ class LazyLM:
     def lm(self) -> CausalLM:
         return self.config.build()
 
-    def chat(self, conversations: list[list[dict]], **generate_kwargs) -> list[Generation]:
-        return self.lm.chat(conversations, **generate_kwargs)
+    def __getattr__(self, name: str):  # called only for what LazyLM itself lacks: chat, generate, ...
+        return getattr(self.lm, name)

@@ -127,6 +127,24 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
     assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
 
 
+@pytest.mark.parametrize("method", ["fixed_interval", "dragin", "mind", "kirag+mind"])
+def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, make_tiny_lm):
+    lm = make_tiny_lm()
+    out = tmp_path / "run"
+    args = kirag_args + ["--method", method, "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
+                         "--mind.max_sentences", "2", "--mind.fixed_threshold", "0.0", "--output_dir", str(out)]
+    assert main(args) == 0
+    metrics, predictions = run_files(out)
+    assert metrics["questions"] == 3 and {"em", "f1"} <= set(metrics)
+    for p in predictions:
+        assert isinstance(p["answer"], str) and len(p["trace"]) <= 2
+        retrieved = [step for step in p["trace"] if step["retrieve"]]
+        assert p["retrieval_calls"] == len(retrieved)
+        assert len({pid for pid, _ in p["passages"]}) == len(p["passages"]) <= 10
+        if method == "fixed_interval":  # every non-empty sentence retrieves
+            assert all(step["retrieve"] for step in p["trace"] if step["sentence"].strip())
+
+
 def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):
     rag, kirag, out = tmp_path / "rag", tmp_path / "kirag", tmp_path / "cmp"
     assert main(["--data.limit", "3", "--output_dir", str(rag), "--index.cache_dir", str(tmp_path / "idx")]) == 0

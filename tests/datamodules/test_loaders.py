@@ -157,3 +157,11 @@ def test_shared_data_loads_with_every_gold_passage_resolved(shared_data, fmt, qu
     ids = bench.passage_by_id()
     assert all(2 <= len(q.gold_passage_ids) <= 4 and all(p in ids for p in q.gold_passage_ids) for q in bench.questions)
     assert len({q.id for q in bench.questions}) == n_questions
+
+
+def test_offset_and_limit_select_a_slice_of_the_questions():
+    from datamodules.loaders import DataConfig
+
+    every = [q.id for q in DataConfig().load().questions]
+    assert [q.id for q in DataConfig(limit=3, offset=2).load().questions] == every[2:5]
+    assert [q.id for q in DataConfig(offset=len(every) - 1).load().questions] == every[-1:]

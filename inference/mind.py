@@ -1,0 +1,286 @@
+"""MIND's loop: generate sentence by sentence, retrieve when the uncertainty trigger fires, keep facts in memory.
+
+Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
+1. Generate one sentence with the memory and the answer so far in the prompt, with per-token signals.
+2. Trigger: `never` (closed book), `always` (fixed interval: every sentence), `fixed` (DRAGIN:
+   max S > θ), or `dynamic` (MIND: max S > α·mean(H) + β·mean(maxAttn)); see `inference.uncertainty`.
+3. On a trigger: extract entities by prompt from the question and the text so far (greedy, so
+   deterministic), filter them (`none`, `cot`, `confidence`, `cot+confidence`; confidence is MIND's
+   γ/(1+H) + δ·maxAttn over the entity's tokens in the extraction output, top-k or threshold), drop
+   those already searched (memory), and retrieve with a sub-query: the question plus the entities
+   (the question plus the sentence when no entity is left).
+   Retrieved facts go to memory, and the sentence is generated again with them, then kept.
+4. Stop at "the answer is", when the generation ends, or after `max_sentences`.
+
+The retriever is pluggable: anything with `search(queries, k) -> [[(passage id, score)]]`, or
+`KiRAGSearch`, which runs KiRAG's loop for the sub-query and stores its chain's triples as facts
+(`kirag+mind`: MIND decides when to retrieve, KiRAG decides what).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datamodules.types import Passage, Question
+from inference.memory import Fact, Memory
+from inference.methods import Method, Prediction
+from inference.uncertainty import decide, entity_confidence, word_signals
+
+ANSWER_MARK = "the answer is"
+FILTERS = ("none", "cot", "confidence", "cot+confidence")
+TRIGGERS = ("never", "always", "fixed", "dynamic")
+
+COT_DEMOS = [
+    ("What is the county seat of the county where Lake Orvell is located?",
+     "Lake Orvell is located in Dunmore County. The county seat of Dunmore County is Hallam. So the answer is Hallam."),
+    ("Who was born first, Mira Castell or Tomas Reyes?",
+     "Mira Castell was born in 1961. Tomas Reyes was born in 1958. 1958 is earlier than 1961. So the answer is Tomas Reyes."),
+]
+ENTITY_INSTRUCTION = ("Extract any names, events, or relationships that might be relevant to answering the question. "
+                      "Write one per line, nothing else.")
+COT_FILTER_INSTRUCTION = ("Which of the candidate entities are needed to continue the reasoning towards the answer? "
+                          "Answer with their numbers, separated by commas.")
+
+
+def final_answer(text: str) -> str:
+    """What follows the last "the answer is" (the whole text when there is none)."""
+    parts = re.split(ANSWER_MARK, text, flags=re.IGNORECASE)
+    return parts[-1].strip(" .:\n") if len(parts) > 1 else text.strip()
+
+
+@dataclass
+class MindParams:
+    """α, β of the trigger, γ, δ of the entity confidence and its threshold (None: keep the top k)."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    gamma: float = 1.0
+    delta: float = 0.2
+    threshold: float | None = None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "MindParams":
+        """Read the JSON a `TriggerCalibrator` saved (`save_params`)."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"trigger parameters {str(path)!r} do not exist")
+        try:
+            values = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not valid JSON ({error})") from None
+        missing = [k for k in ("alpha", "beta", "gamma", "delta") if not isinstance(values.get(k), (int, float))]
+        if missing:
+            raise ValueError(f"{path}: missing or non-numeric {', '.join(missing)}")
+        return cls(**{k: float(values[k]) for k in ("alpha", "beta", "gamma", "delta")},
+                   threshold=values.get("threshold"))
+
+
+@dataclass
+class Entity:
+    text: str
+    confidence: float
+    entropy: list[float] = field(default_factory=list)  # its tokens' signals in the extraction output
+    attention: list[float] = field(default_factory=list)
+
+
+def cot_prompt(question: str, memory: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": "Answer the question step by step, one fact per sentence, and end "
+                                              "with 'So the answer is <answer>.'"}]
+    for q, a in COT_DEMOS:
+        messages += [{"role": "user", "content": f"Question: {q}"}, {"role": "assistant", "content": a}]
+    context = f"Facts:\n{memory}\n\n" if memory else ""
+    messages.append({"role": "user", "content": f"{context}Question: {question}"})
+    return messages
+
+
+def parse_entities(text: str) -> list[tuple[str, int, int]]:
+    """Entity lines of the extraction output, with their character range; numbering and bullets dropped."""
+    found, seen, offset = [], set(), 0
+    for line in text.split("\n"):
+        match = re.match(r"\s*(?:[-*•]|\d+[.)])?\s*(.*?)\s*$", line)
+        entity = match.group(1).strip(" .;,\"'") if match else ""
+        if entity and entity.lower() not in seen:
+            seen.add(entity.lower())
+            start = offset + line.find(entity)
+            found.append((entity, start, start + len(entity)))
+        offset += len(line) + 1
+    return found
+
+
+def token_range(pieces: list[str], start: int, end: int) -> tuple[int, int]:
+    """The tokens whose decoded text overlaps characters [start, end)."""
+    first = last = None
+    position = 0
+    for i, piece in enumerate(pieces):
+        if position < end and position + len(piece) > start:
+            first = i if first is None else first
+            last = i + 1
+        position += len(piece)
+    return (first, last) if first is not None else (0, 0)
+
+
+@dataclass
+class MindRun:
+    """One question's run: the answer text so far, memory, passages retrieved, trace and counts."""
+
+    question: Question
+    memory: Memory
+    answer: str = ""
+    passages: dict[str, float] = field(default_factory=dict)  # passages retrieved, in order
+    trace: list[dict] = field(default_factory=list)
+    retrieval_calls: int = 0
+    llm_calls: int = 0
+
+
+class MindRAG(Method):
+    """MIND over `lm` (`models.lm.CausalLM`) and a retriever; see the module docstring."""
+
+    answers = True
+
+    def __init__(
+        self,
+        lm,
+        retriever,
+        passages: dict[str, Passage],
+        trigger: str = "dynamic",
+        params: MindParams | None = None,
+        fixed_threshold: float = 1.0,
+        entity_filter: str = "cot+confidence",
+        top_entities: int = 2,
+        retrieve_k: int = 3,
+        memory_capacity: int = 8,
+        max_sentences: int = 6,
+        max_new_tokens: int = 48,
+        k: int = 10,
+        record_signals: bool = False,
+    ) -> None:
+        if trigger not in TRIGGERS:
+            raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
+        if entity_filter not in FILTERS:
+            raise ValueError(f"entity_filter must be one of {', '.join(FILTERS)}, got {entity_filter!r}")
+        self.lm, self.retriever, self.passages = lm, retriever, passages
+        self.trigger, self.params, self.fixed_threshold = trigger, params or MindParams(), fixed_threshold
+        self.entity_filter, self.top_entities, self.retrieve_k = entity_filter, top_entities, retrieve_k
+        self.memory_capacity, self.max_sentences, self.max_new_tokens, self.k = (
+            memory_capacity, max_sentences, max_new_tokens, k)
+        self.record_signals = record_signals  # keep each sentence's word signals in the trace (calibration traces)
+
+    def predict(self, questions: list[Question]) -> list[Prediction]:
+        predictions = []
+        for question in questions:
+            start = time.perf_counter()
+            state = self.run(question)
+            predictions.append(Prediction(
+                question.id, list(state.passages.items())[: self.k], answer=final_answer(state.answer),
+                retrieval_calls=state.retrieval_calls, llm_calls=state.llm_calls,
+                seconds=time.perf_counter() - start, trace=state.trace))
+        return predictions
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _sentence(self, state: MindRun):
+        state.llm_calls += 1
+        prompt = self.lm.format_chat(cot_prompt(state.question.question, state.memory.render()))
+        prompt += state.answer + (" " if state.answer else "")
+        return self.lm.generate([prompt], max_new_tokens=self.max_new_tokens, batch_size=1,
+                                stop=[". ", ".\n", "\n"], return_signals=True)[0]
+
+    def run(self, question: Question) -> MindRun:
+        state = MindRun(question, Memory(self.memory_capacity))
+        for _ in range(self.max_sentences):
+            generation = self._sentence(state)
+            signals = generation.signals
+            words = word_signals(signals.pieces, signals.entropy, signals.max_attention)
+            if self.trigger in ("never", "always"):
+                retrieve, detail = self.trigger == "always" and bool(words.words), {}
+            else:
+                fixed = self.fixed_threshold if self.trigger == "fixed" else None
+                d = decide(words, self.params.alpha, self.params.beta, fixed)
+                retrieve, detail = d.retrieve, {"max_score": d.max_score, "threshold": d.threshold, "word": d.word}
+            step = {"sentence": generation.text, "retrieve": retrieve, **detail}
+            if self.record_signals:
+                step["signals"] = {"entropy": words.entropy.tolist(), "attention": words.max_attention.tolist(),
+                                   "content": words.content.tolist()}
+            if retrieve:
+                step.update(self._retrieve(state, generation.text))
+                generation = self._sentence(state)
+                step["regenerated"] = generation.text
+            state.trace.append(step)
+            sentence = generation.text.strip()
+            if not sentence:
+                break
+            state.answer = f"{state.answer} {sentence}." if state.answer else f"{sentence}."
+            if ANSWER_MARK in sentence.lower():
+                break
+        return state
+
+    def _retrieve(self, state: MindRun, sentence: str) -> dict:
+        state.llm_calls += 1
+        entities = self._filter(state, self.entities(state.question.question, f"{state.answer} {sentence}".strip()))
+        fresh = state.memory.new_entities([e.text for e in entities])
+        confidence = max((e.confidence for e in entities if e.text in fresh), default=1.0)
+        query = " ".join([state.question.question, *fresh]) if fresh else f"{state.question.question} {sentence}"
+        state.retrieval_calls += 1
+        hits, facts = self._search(query)
+        for rank, (pid, score) in enumerate(hits):
+            state.passages.setdefault(pid, score)
+        for rank, (text, source) in enumerate(facts):
+            state.memory.add(Fact(text, confidence / (1 + rank), source))
+        return {"entities": [[e.text, round(e.confidence, 6)] for e in entities], "query": query,
+                "retrieved": [pid for pid, _ in hits]}
+
+    def _search(self, query: str) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
+        if isinstance(self.retriever, KiRAGSearch):
+            return self.retriever.search_with_facts(query, self.retrieve_k)
+        hits = self.retriever.search([query], self.retrieve_k)[0]
+        facts = [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits]
+        return hits, facts
+
+    def entities(self, question: str, reasoning: str) -> list[Entity]:
+        """Entities extracted by prompt (greedy), each with its confidence from its own tokens' signals."""
+        messages = [{"role": "system", "content": ENTITY_INSTRUCTION},
+                    {"role": "user", "content": f"Question: {question}\nReasoning so far: {reasoning}"}]
+        generation = self.lm.chat([messages], max_new_tokens=48, batch_size=1, return_signals=True,
+                                  stop_repeated_lines=True)[0]
+        signals, entities = generation.signals, []
+        for text, start, end in parse_entities(generation.text):
+            first, last = token_range(signals.pieces, start, end)
+            h, a = signals.entropy[first:last], signals.max_attention[first:last]
+            entities.append(Entity(text, entity_confidence(h, a, self.params.gamma, self.params.delta),
+                                   h.tolist(), a.tolist()))
+        return entities
+
+    def _filter(self, state: MindRun, entities: list[Entity]) -> list[Entity]:
+        if not entities or self.entity_filter == "none":
+            return entities
+        if "cot" in self.entity_filter:
+            state.llm_calls += 1
+            numbered = "\n".join(f"{i}. {e.text}" for i, e in enumerate(entities, start=1))
+            messages = [{"role": "system", "content": COT_FILTER_INSTRUCTION},
+                        {"role": "user", "content": f"Question: {state.question.question}\nReasoning so far: "
+                                                    f"{state.answer}\nCandidate entities:\n{numbered}"}]
+            reply = self.lm.chat([messages], max_new_tokens=16, batch_size=1)[0].text
+            chosen = {int(n) for n in re.findall(r"\d+", reply)}
+            entities = [e for i, e in enumerate(entities, start=1) if i in chosen]
+        if "confidence" in self.entity_filter:
+            ranked = sorted(entities, key=lambda e: -e.confidence)
+            if self.params.threshold is not None:
+                entities = [e for e in ranked if e.confidence >= self.params.threshold]
+            else:
+                entities = ranked[: self.top_entities]
+        return entities
+
+
+class KiRAGSearch:
+    """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples."""
+
+    def __init__(self, kirag) -> None:
+        self.kirag = kirag
+
+    def search_with_facts(self, query: str, k: int) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
+        prediction = self.kirag.predict([Question(id="mind-subquery", question=query)])[0]
+        return prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain]

@@ -1,0 +1,68 @@
+"""MIND's pieces: entity parsing and spans, the filters on hand-set confidences, and loading parameters."""
+
+import json
+
+import pytest
+
+from datamodules.types import Question
+from inference.memory import Memory
+from inference.mind import Entity, MindParams, MindRAG, MindRun, parse_entities, token_range
+
+
+def test_parse_entities_drops_numbering_and_duplicates():
+    text = "1. Ana Corvel\n- Ostrel Brewing\n\n2) ana corvel\nLake Ammer."
+    found = parse_entities(text)
+    assert [e for e, _, _ in found] == ["Ana Corvel", "Ostrel Brewing", "Lake Ammer"]
+    for entity, start, end in found:
+        assert text[start:end] == entity
+
+
+def test_token_range_covers_the_overlapping_pieces():
+    pieces = ["1", ".", " Ana", " Cor", "vel", "\n", "Lake"]
+    text = "".join(pieces)
+    start = text.index("Ana Corvel")
+    assert token_range(pieces, start, start + len("Ana Corvel")) == (2, 5)
+    assert token_range(pieces, 100, 105) == (0, 0)
+
+
+class ScriptedLM:
+    def __init__(self, reply):
+        self.reply, self.calls = reply, 0
+
+    def chat(self, conversations, **kwargs):
+        self.calls += 1
+        return [type("G", (), {"text": self.reply})()]
+
+
+ENTITIES = [Entity("Ana Corvel", 0.9), Entity("Drusk", 0.4), Entity("Lake Ammer", 0.7)]
+
+
+@pytest.mark.parametrize("name, reply, params, expected", [
+    ("none", "", MindParams(), ["Ana Corvel", "Drusk", "Lake Ammer"]),
+    ("cot", "2, 3", MindParams(), ["Drusk", "Lake Ammer"]),
+    ("cot", "none of them", MindParams(), []),
+    ("confidence", "", MindParams(), ["Ana Corvel", "Lake Ammer"]),  # top 2
+    ("confidence", "", MindParams(threshold=0.5), ["Ana Corvel", "Lake Ammer"]),
+    ("confidence", "", MindParams(threshold=0.8), ["Ana Corvel"]),
+    ("cot+confidence", "2, 3", MindParams(), ["Lake Ammer", "Drusk"]),  # CoT first, then ranked
+    ("cot+confidence", "2, 3", MindParams(threshold=0.5), ["Lake Ammer"]),
+])
+def test_filters(name, reply, params, expected):
+    lm = ScriptedLM(reply)
+    mind = MindRAG(lm, retriever=None, passages={}, entity_filter=name, params=params, top_entities=2)
+    state = MindRun(Question("q", "Where was the founder of Ostrel Brewing born?"), Memory())
+    assert [e.text for e in mind._filter(state, list(ENTITIES))] == expected
+    assert lm.calls == state.llm_calls == ("cot" in name)
+
+
+def test_params_load_and_errors(tmp_path):
+    path = tmp_path / "trigger.json"
+    path.write_text(json.dumps({"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}))
+    assert MindParams.load(path) == MindParams(0.4, 1.5, 1.0, 0.6, 0.5)
+    path.write_text(json.dumps({"alpha": 0.4}))
+    with pytest.raises(ValueError, match="beta, gamma, delta"):
+        MindParams.load(path)
+    with pytest.raises(FileNotFoundError, match="missing.json"):
+        MindParams.load(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="trigger must be"):
+        MindRAG(None, None, {}, trigger="sometimes")

@@ -1,0 +1,125 @@
+"""The TriggerCalibrator recovers known α, β, γ, δ and τ from traces generated with them."""
+
+import json
+from pathlib import Path
+
+import lightning as L
+import pytest
+import torch
+
+from datamodules.records import DataError
+from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
+from models.trigger_calibrator import TriggerCalibrator, entity_logits, trigger_logits
+
+TRUE = {"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}
+T = 0.1
+
+
+def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
+    """Random signals; labels drawn from the relaxed decisions with the TRUE parameters."""
+    g = torch.Generator().manual_seed(seed)
+    questions = []
+    for q in range(n_questions):
+        sentences, entities = [], []
+        for _ in range(4):
+            n = int(torch.randint(3, 10, (1,), generator=g))
+            h, a = 4 * torch.rand(n, generator=g), 0.6 * torch.rand(n, generator=g)
+            c = (torch.rand(n, generator=g) < 0.6).float()
+            sentences.append({"entropy": h.tolist(), "attention": a.tolist(), "content": c.tolist()})
+            m = int(torch.randint(1, 4, (1,), generator=g))
+            entities.append({"entropy": (4 * torch.rand(m, generator=g)).tolist(),
+                             "attention": (0.6 * torch.rand(m, generator=g)).tolist()})
+        batch = collate([{"sentences": [dict(s, label=0.0) for s in sentences],
+                          "entities": [dict(e, label=0.0) for e in entities]}])
+        p_s = torch.sigmoid(trigger_logits(batch, torch.tensor(TRUE["alpha"]), torch.tensor(TRUE["beta"]), T))
+        p_e = torch.sigmoid(entity_logits(batch, *(torch.tensor(TRUE[k]) for k in ("gamma", "delta", "threshold")), T))
+        for item, p in zip(sentences, p_s):
+            item["label"] = int(torch.rand(1, generator=g) < p)
+        for item, p in zip(entities, p_e):
+            item["label"] = int(torch.rand(1, generator=g) < p)
+        questions.append({"question_id": f"q{q}", "sentences": sentences, "entities": entities})
+    return questions
+
+
+def write_traces(path, questions):
+    path.write_text("".join(json.dumps(q) + "\n" for q in questions))
+    return path
+
+
+def test_trigger_logits_by_hand():
+    batch = collate([{"sentences": [{"entropy": [1.0, 3.0], "attention": [0.2, 0.5], "content": [1.0, 0.0], "label": 1}],
+                      "entities": [{"entropy": [0.0, 1.0], "attention": [0.1, 0.5], "label": 0}]}])
+    # max S = 0.2 (the second word is a stopword); θ = 0.5·2 + 1·0.35
+    assert trigger_logits(batch, torch.tensor(0.5), torch.tensor(1.0), 0.1).item() == pytest.approx((0.2 - 1.35) / 0.1)
+    # conf = max(1 + 0.2·0.1, 0.5 + 0.2·0.5) = 1.02
+    assert entity_logits(batch, torch.tensor(1.0), torch.tensor(0.2), torch.tensor(0.5), 0.1).item() == pytest.approx(5.2)
+
+
+def test_recovers_known_parameters_from_synthetic_traces():
+    batch = collate(synthetic_traces(1500))
+    model = TriggerCalibrator(alpha=1.0, beta=0.2, gamma=0.5, delta=0.1, threshold=0.2, temperature=T)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(600):
+        optimizer.zero_grad()
+        trigger, entity, _ = model.losses(batch)
+        (trigger + entity).backward()
+        optimizer.step()
+    learned = model.params()
+    for name, tolerance in (("alpha", 0.05), ("beta", 0.3), ("gamma", 0.1), ("delta", 0.15), ("threshold", 0.1)):
+        assert learned[name] == pytest.approx(TRUE[name], abs=tolerance), (name, learned)
+
+
+def test_cost_lowers_the_trigger_rate():
+    batch = collate(synthetic_traces(200))
+    rates = []
+    for cost in (0.0, 2.0):
+        torch.manual_seed(0)
+        model = TriggerCalibrator(temperature=T, cost=cost)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+        for _ in range(200):
+            optimizer.zero_grad()
+            sum(model.losses(batch)[:2]).backward()
+            optimizer.step()
+        rates.append(float(model.losses(batch)[2].mean()))
+    assert rates[1] < rates[0]
+
+
+def test_fit_with_lightning_logs_auroc_and_writes_the_params(tmp_path):
+    traces = write_traces(tmp_path / "traces.jsonl", synthetic_traces(60))
+    data = TriggerTraceDataModule(str(traces), val_fraction=0.25, batch_size=8)
+    model = TriggerCalibrator(temperature=T, params_path=str(tmp_path / "trigger.json"))
+    trainer = L.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, accelerator="cpu")
+    trainer.fit(model, data)
+    assert {q["question_id"] for q in data.train_questions}.isdisjoint(q["question_id"] for q in data.val_questions)
+    assert len(data.val_questions) == 15
+    metrics = trainer.callback_metrics
+    assert 0.5 < float(metrics["val/trigger_auroc"]) <= 1 and 0.5 < float(metrics["val/entity_auroc"]) <= 1
+    assert 0 <= float(metrics["val/trigger_rate"]) <= 1
+    assert json.loads((tmp_path / "trigger.json").read_text()) == pytest.approx(model.params())
+
+
+def test_train_py_fits_the_trigger_config(tmp_path):
+    from train import cli_main
+
+    root = Path(__file__).resolve().parents[2]
+    traces = write_traces(tmp_path / "traces.jsonl", synthetic_traces(40))
+    params = tmp_path / "trigger.json"
+    cli = cli_main(["fit", "--config", str(root / "configs" / "trigger" / "demo.yaml"), "--data.traces", str(traces),
+                    "--model.params_path", str(params), "--trainer.max_epochs", "2", "--trainer.logger", "false",
+                    "--trainer.default_root_dir", str(tmp_path), "--trainer.callbacks.dirpath", str(tmp_path / "ckpt"),
+                    "--trainer.enable_progress_bar", "false"])
+    assert isinstance(cli.model, TriggerCalibrator) and cli.trainer.current_epoch == 2
+    assert json.loads(params.read_text()) == pytest.approx(cli.model.params())
+    assert (tmp_path / "ckpt" / "last.ckpt").is_file()
+
+
+def test_bad_traces_name_the_line_and_field(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"question_id": "q", "sentences": [{"entropy": [1], "attention": [1, 2], "content": [1], '
+                    '"label": 1}], "entities": []}\n')
+    with pytest.raises(DataError, match="sentences\\[0\\].*one value per word"):
+        read_traces(path)
+    path.write_text('{"question_id": "q", "sentences": [], "entities": [{"entropy": [1], "attention": [1], "label": 2}]}\n')
+    with pytest.raises(DataError, match="'label' should be 0 or 1"):
+        read_traces(path)
