@@ -28,7 +28,7 @@ from datamodules.records import complete_log
 from inference.constructor import Constructor
 from inference.kirag import KiRAG
 from inference.methods import Method, Prediction, SingleShotRAG
-from inference.mind import KiRAGSearch, MindParams, MindRAG
+from inference.mind import KiRAGSearch, MindParams, MindRAG, PassageSearch
 from inference.metrics import AnswerMetrics, RecallAtK, answer_scores, recall_at_k
 from inference.reader import Reader, ReadingMethod
 from inference.retrievers import Retriever, make_retriever
@@ -194,9 +194,11 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                       num_candidates=k.num_candidates, max_steps=k.max_steps)
         if config.method == "kirag":
             return with_reader(config, kirag, lm, benchmark)
-        retriever = KiRAGSearch(kirag)
+        search = KiRAGSearch(kirag)
+    else:
+        search = PassageSearch(retriever, benchmark.passage_by_id())
     m = config.mind
-    return MindRAG(lm, retriever, benchmark.passage_by_id(), trigger=MIND_TRIGGERS[config.method],
+    return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method],
                    params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
                    entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
                    memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)

@@ -94,7 +94,7 @@ def build_traces(config: TracesConfig) -> dict:
 
     benchmark = config.data.load()
     passages = benchmark.passage_by_id()
-    mind = MindRAG(config.lm.build(), None, passages, trigger="never", max_sentences=config.max_sentences,
+    mind = MindRAG(config.lm.build(), None, trigger="never", max_sentences=config.max_sentences,
                    record_signals=True)
     return collect_traces(mind, benchmark.questions, passages, config.output)
 

@@ -45,7 +45,7 @@ def calibrate(trace_questions: int) -> Path:
     data = DataConfig("hotpotqa", str(HOTPOTQA), None, limit=trace_questions, offset=50)
     benchmark = data.load()
     passages = benchmark.passage_by_id()
-    mind = MindRAG(LMConfig().build(), None, passages, trigger="never", record_signals=True)
+    mind = MindRAG(LMConfig().build(), None, trigger="never", record_signals=True)
     traces = RUNS / "traces.jsonl"
     collect_traces(mind, benchmark.questions, passages, traces)
     params = RUNS / "trigger.json"

@@ -12,8 +12,8 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    Retrieved facts go to memory, and the sentence is generated again with them, then kept.
 4. Stop at "the answer is", when the generation ends, or after `max_sentences`.
 
-The retriever is pluggable: anything with `search(queries, k) -> [[(passage id, score)]]`, or
-`KiRAGSearch`, which runs KiRAG's loop for the sub-query and stores its chain's triples as facts
+The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps passages as facts;
+`KiRAGSearch` runs KiRAG's loop for the sub-query and keeps its chain's triples as facts
 (`kirag+mind`: MIND decides when to retrieve, KiRAG decides what).
 """
 
@@ -137,15 +137,14 @@ class MindRun:
 
 
 class MindRAG(Method):
-    """MIND over `lm` (`models.lm.CausalLM`) and a retriever; see the module docstring."""
+    """MIND over `lm` (`models.lm.CausalLM`) and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
 
     answers = True
 
     def __init__(
         self,
         lm,
-        retriever,
-        passages: dict[str, Passage],
+        search,
         trigger: str = "dynamic",
         params: MindParams | None = None,
         fixed_threshold: float = 1.0,
@@ -162,7 +161,7 @@ class MindRAG(Method):
             raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
         if entity_filter not in FILTERS:
             raise ValueError(f"entity_filter must be one of {', '.join(FILTERS)}, got {entity_filter!r}")
-        self.lm, self.retriever, self.passages = lm, retriever, passages
+        self.lm, self.search = lm, search
         self.trigger, self.params, self.fixed_threshold = trigger, params or MindParams(), fixed_threshold
         self.entity_filter, self.top_entities, self.retrieve_k = entity_filter, top_entities, retrieve_k
         self.memory_capacity, self.max_sentences, self.max_new_tokens, self.k = (
@@ -225,20 +224,13 @@ class MindRAG(Method):
         confidence = max((e.confidence for e in entities if e.text in fresh), default=1.0)
         query = " ".join([state.question.question, *fresh]) if fresh else f"{state.question.question} {sentence}"
         state.retrieval_calls += 1
-        hits, facts = self._search(query)
-        for rank, (pid, score) in enumerate(hits):
+        hits, facts = self.search.search_with_facts(query, self.retrieve_k)
+        for pid, score in hits:
             state.passages.setdefault(pid, score)
         for rank, (text, source) in enumerate(facts):
             state.memory.add(Fact(text, confidence / (1 + rank), source))
         return {"entities": [[e.text, round(e.confidence, 6)] for e in entities], "query": query,
                 "retrieved": [pid for pid, _ in hits]}
-
-    def _search(self, query: str) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
-        if isinstance(self.retriever, KiRAGSearch):
-            return self.retriever.search_with_facts(query, self.retrieve_k)
-        hits = self.retriever.search([query], self.retrieve_k)[0]
-        facts = [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits]
-        return hits, facts
 
     def entities(self, question: str, reasoning: str) -> list[Entity]:
         """Entities extracted by prompt (greedy), each with its confidence from its own tokens' signals."""
@@ -275,12 +267,27 @@ class MindRAG(Method):
         return entities
 
 
+Hits = list[tuple[str, float]]
+Facts = list[tuple[str, str]]  # (fact text, source id)
+
+
+class PassageSearch:
+    """A retriever (BM25 or dense) as MIND's search: the facts are the passages themselves."""
+
+    def __init__(self, retriever, passages: dict[str, Passage]) -> None:
+        self.retriever, self.passages = retriever, passages
+
+    def search_with_facts(self, query: str, k: int) -> tuple[Hits, Facts]:
+        hits = self.retriever.search([query], k)[0]
+        return hits, [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits]
+
+
 class KiRAGSearch:
     """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples."""
 
     def __init__(self, kirag) -> None:
         self.kirag = kirag
 
-    def search_with_facts(self, query: str, k: int) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
+    def search_with_facts(self, query: str, k: int) -> tuple[Hits, Facts]:
         prediction = self.kirag.predict([Question(id="mind-subquery", question=query)])[0]
         return prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain]

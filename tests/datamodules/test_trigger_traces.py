@@ -18,7 +18,7 @@ def test_labelling_rules_by_hand():
 
 def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
     demo = DataConfig(limit=3).load()
-    mind = MindRAG(tiny_lm, None, demo.passage_by_id(), trigger="never", max_sentences=2, max_new_tokens=12,
+    mind = MindRAG(tiny_lm, None, trigger="never", max_sentences=2, max_new_tokens=12,
                    record_signals=True)
     out = tmp_path / "traces.jsonl"
     summary = collect_traces(mind, demo.questions, demo.passage_by_id(), out, show_progress=False)

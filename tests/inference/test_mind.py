@@ -49,7 +49,7 @@ ENTITIES = [Entity("Ana Corvel", 0.9), Entity("Drusk", 0.4), Entity("Lake Ammer"
 ])
 def test_filters(name, reply, params, expected):
     lm = ScriptedLM(reply)
-    mind = MindRAG(lm, retriever=None, passages={}, entity_filter=name, params=params, top_entities=2)
+    mind = MindRAG(lm, search=None, entity_filter=name, params=params, top_entities=2)
     state = MindRun(Question("q", "Where was the founder of Ostrel Brewing born?"), Memory())
     assert [e.text for e in mind._filter(state, list(ENTITIES))] == expected
     assert lm.calls == state.llm_calls == ("cot" in name)
@@ -65,4 +65,4 @@ def test_params_load_and_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.json"):
         MindParams.load(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="trigger must be"):
-        MindRAG(None, None, {}, trigger="sometimes")
+        MindRAG(None, None, trigger="sometimes")
