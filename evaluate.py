@@ -222,13 +222,22 @@ def _fingerprint(config: EvalConfig) -> str:
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def read_run_config(run_file: Path) -> EvalConfig:
+    """The config a run saved in its `run.json`."""
+    return dataclass_from(EvalConfig, build_parser().parse_object(json.loads(run_file.read_text())["config"]))
+
+
 def _load_done(config: EvalConfig, out: Path) -> dict[str, Prediction]:
-    """Predictions already made by an earlier run of the same config (resume)."""
+    """Predictions already made by an earlier run of the same config (resume).
+
+    The earlier config is read back with today's defaults for any key it lacks, so a run made
+    before a new setting existed still resumes when that setting keeps its default.
+    """
     run_file, pred_file = out / "run.json", out / "predictions.jsonl"
     fingerprint = _fingerprint(config)
     if run_file.exists() and not config.overwrite:
-        previous = json.loads(run_file.read_text())
-        if previous.get("fingerprint") != fingerprint:
+        previous = read_run_config(run_file)
+        if _fingerprint(previous) != fingerprint:
             raise ValueError(f"{out} holds results of a different config ({run_file}); "
                              "choose another output_dir or pass --overwrite true")
     out.mkdir(parents=True, exist_ok=True)
@@ -328,7 +337,7 @@ def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
         for needed in (run_file, metrics_file):
             if not needed.is_file():
                 raise FileNotFoundError(f"{needed} does not exist: {run} is not a finished evaluate.py run")
-        config = dataclass_from(EvalConfig, build_parser().parse_object(json.loads(run_file.read_text())["config"]))
+        config = read_run_config(run_file)
         rows.append({"method": label(config), "data": config.data.questions, "run": str(run),
                      **json.loads(metrics_file.read_text())})
     out = Path(output_dir)

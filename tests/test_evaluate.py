@@ -76,6 +76,17 @@ def test_other_config_in_same_output_dir_is_refused_not_overwritten(tmp_path, ca
     assert (tmp_path / "run" / "predictions.jsonl").read_text() == before
 
 
+def test_a_run_saved_before_a_setting_existed_still_resumes(tmp_path):
+    out = tmp_path / "run"
+    args = ["--output_dir", str(out), "--index.cache_dir", str(tmp_path / "idx"), "--data.limit", "4"]
+    assert main(args) == 0
+    run = json.loads((out / "run.json").read_text())
+    del run["config"]["mind"], run["config"]["data"]["offset"]  # as written before these settings existed
+    (out / "run.json").write_text(json.dumps(run))
+    assert main(args) == 0
+    assert main(args + ["--data.offset", "1"]) == 2  # a non-default value is a different config
+
+
 def test_unknown_retriever_and_bad_data_exit_with_a_message(tmp_path, capsys):
     assert main(["--retriever", "tfidf", "--output_dir", str(tmp_path / "a")]) == 2
     assert "tfidf" in capsys.readouterr().err
