@@ -62,7 +62,7 @@ def main(args: argparse.Namespace) -> None:
     params = calibrate(args.trace_questions)
     data = DataConfig("hotpotqa", str(HOTPOTQA), None, limit=args.questions)
     aligner = AlignerConfig(name=str(ALIGNER)) if ALIGNER.is_file() else AlignerConfig()
-    base = EvalConfig(data=data, retriever="bm25", kirag=KiRAGConfig(kg=str(KG), extract_missing=not KG.is_dir()),
+    base = EvalConfig(data=data, retriever="bm25", kirag=KiRAGConfig(kg=str(KG)),
                       aligner=aligner, mind=MindConfig(retrieve_k=3))
     runs = {
         "fixed_interval": replace(base, method="fixed_interval", name="fixed interval (every sentence)"),

@@ -10,7 +10,7 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    those already searched (memory), and retrieve with a sub-query: the question plus the entities
    (the question plus the sentence when no entity is left).
    Retrieved facts go to memory, and the sentence is generated again with them, then kept.
-4. Stop at "the answer is", when the generation ends, or after `max_sentences`.
+4. Stop at "the answer is", when the generation ends or repeats a sentence, or after `max_sentences`.
 
 The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps passages as facts;
 `KiRAGSearch` runs KiRAG's loop for the sub-query and keeps its chain's triples as facts
@@ -130,6 +130,7 @@ class MindRun:
     question: Question
     memory: Memory
     answer: str = ""
+    sentences: set[str] = field(default_factory=set)  # lowercased, to stop a looping generation
     passages: dict[str, float] = field(default_factory=dict)  # passages retrieved, in order
     trace: list[dict] = field(default_factory=list)
     retrieval_calls: int = 0
@@ -210,8 +211,9 @@ class MindRAG(Method):
                 step["regenerated"] = generation.text
             state.trace.append(step)
             sentence = generation.text.strip()
-            if not sentence:
+            if not sentence or sentence.lower() in state.sentences:  # ended, or looping
                 break
+            state.sentences.add(sentence.lower())
             state.answer = f"{state.answer} {sentence}." if state.answer else f"{sentence}."
             if ANSWER_MARK in sentence.lower():
                 break

@@ -55,6 +55,32 @@ def test_filters(name, reply, params, expected):
     assert lm.calls == state.llm_calls == ("cot" in name)
 
 
+class LoopingLM:
+    """Writes the same sentence forever, with flat signals."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def format_chat(self, messages):
+        return "prompt"
+
+    def generate(self, prompts, **kwargs):
+        import torch
+
+        from models.lm import Generation, TokenSignals
+
+        self.calls += 1
+        pieces = ["Drusk", " is", " a", " village"]
+        signals = TokenSignals(pieces, pieces, torch.full((4,), 0.1), torch.full((4,), 0.1))
+        return [Generation("Drusk is a village", 1, 4, [1, 2, 3, 4], signals)]
+
+
+def test_the_loop_stops_when_a_sentence_repeats():
+    lm = LoopingLM()
+    run = MindRAG(lm, None, trigger="never", max_sentences=6).run(Question("q", "Where?"))
+    assert run.answer == "Drusk is a village." and lm.calls == 2 and run.retrieval_calls == 0
+
+
 def test_params_load_and_errors(tmp_path):
     path = tmp_path / "trigger.json"
     path.write_text(json.dumps({"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}))
