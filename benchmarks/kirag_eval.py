@@ -81,7 +81,7 @@ def configs(part: str, data: DataConfig, constructor_questions: int) -> dict[str
     kg = str(KGS[part])
     base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
                       kirag=KiRAGConfig(kg=kg, extract_missing=False))
-    subset = replace(data, limit=constructor_questions)
+    subset = replace(data, limit=min(constructor_questions, data.limit or constructor_questions))
     trained = AlignerConfig(name=str(TRAINED))
     runs = {
         "rag": replace(base, method="rag", name="rag (dense)"),
