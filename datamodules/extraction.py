@@ -27,8 +27,7 @@ class TripleExtractor:
     """Extracts `<head; relation; tail>` triples from passages with a few-shot chat prompt.
 
     `lm` is anything with `chat(conversations, max_new_tokens=, batch_size=, stop_repeated_lines=)
-    -> [obj with .text]`
-    (`models.lm.CausalLM`); decoding settings (greedy in the paper) belong to the LM.
+    -> [obj with .text]` (`models.lm.CausalLM`); decoding settings (greedy in the paper) belong to the LM.
     `encoder` chooses the demonstrations; it defaults to the packaged MiniLM, loaded only when
     `num_demos > 0`.
     """
