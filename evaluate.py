@@ -234,14 +234,12 @@ def _load_done(config: EvalConfig, out: Path) -> dict[str, Prediction]:
     before a new setting existed still resumes when that setting keeps its default.
     """
     run_file, pred_file = out / "run.json", out / "predictions.jsonl"
-    fingerprint = _fingerprint(config)
     if run_file.exists() and not config.overwrite:
-        previous = read_run_config(run_file)
-        if _fingerprint(previous) != fingerprint:
+        if _fingerprint(read_run_config(run_file)) != _fingerprint(config):
             raise ValueError(f"{out} holds results of a different config ({run_file}); "
                              "choose another output_dir or pass --overwrite true")
     out.mkdir(parents=True, exist_ok=True)
-    run_file.write_text(json.dumps({"fingerprint": fingerprint, "config": asdict(config)}, indent=2))
+    run_file.write_text(json.dumps({"config": asdict(config)}, indent=2))
     done = {}
     if config.overwrite:
         pred_file.unlink(missing_ok=True)

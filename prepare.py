@@ -29,13 +29,13 @@ from cli import dataclass_from, exit_code
 from datamodules.chain_pipeline import ChainsConfig, build_chains_file, chain_report
 from datamodules.extraction import TripleExtractor
 from datamodules.kg_store import KGStore
-from datamodules.loaders import DataConfig
+from datamodules.loaders import Benchmark, DataConfig
 from datamodules.openie_import import import_openie
 from models.lm import LMConfig
 
 
-def write_unified(config: DataConfig, output_dir: str) -> Path:
-    benchmark = config.load()
+def write_unified(benchmark: Benchmark, output_dir: str | Path) -> Path:
+    """Write `questions.jsonl` and `passages.jsonl` (read back with `--data.format unified`)."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("questions", benchmark.questions), ("passages", benchmark.passages)):
@@ -134,7 +134,7 @@ def build_parser() -> ArgumentParser:
 
 def run(cfg) -> None:
     if cfg.subcommand == "data":
-        write_unified(dataclass_from(DataConfig, cfg.data.data), cfg.data.output_dir)
+        write_unified(dataclass_from(DataConfig, cfg.data.data).load(), cfg.data.output_dir)
     elif cfg.subcommand == "index":
         from evaluate import EvalConfig, build_method
 

@@ -34,7 +34,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml  # noqa: E402
-from datasets import Dataset  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule  # noqa: E402
@@ -52,6 +51,7 @@ from evaluate import (  # noqa: E402
     markdown_table,
 )
 from inference.methods import Prediction  # noqa: E402
+from prepare import write_unified  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "kirag"
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
@@ -70,10 +70,7 @@ def held_out_musique() -> DataConfig:
     trained = {r.question_id for r in data.train_records}
     benchmark = MUSIQUE.load()
     questions = [q for q in benchmark.questions if q.id not in trained]
-    out = RUNS / "musique_held_out"
-    out.mkdir(parents=True, exist_ok=True)
-    for name, rows in (("questions", questions), ("passages", benchmark.passages)):
-        Dataset.from_list([r.to_dict() for r in rows]).to_json(out / f"{name}.jsonl", lines=True, force_ascii=False)
+    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / "musique_held_out")
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 

@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from datamodules.chains import ChainRecord, aligner_query, read_chains
+from datamodules.records import split_held_out
 from datamodules.triples import triple_key
 
 
@@ -258,13 +259,8 @@ class AlignerDataModule(L.LightningDataModule):
         if self.hparams.val_chains is not None:
             self.train_records, self.val_records = records, self._usable(self.hparams.val_chains)
         else:
-            order = list(range(len(records)))
-            random.Random(self.hparams.seed).shuffle(order)
-            fraction = self.hparams.val_fraction
-            n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
-            held_out = set(order[:n_val])
-            self.train_records = [r for i, r in enumerate(records) if i not in held_out]
-            self.val_records = [r for i, r in enumerate(records) if i in held_out]
+            self.train_records, self.val_records = split_held_out(records, self.hparams.val_fraction,
+                                                                  self.hparams.seed)
         if not self.train_records:
             hint = " (only complete chains are used; see only_complete)" if self.hparams.only_complete else ""
             raise ValueError(f"{self.hparams.chains}: no usable chains to train on{hint}")

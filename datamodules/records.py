@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,13 @@ def complete_log(path: str | Path) -> bytes:
         with open(path, "rb+") as f:
             f.truncate(complete)
     return data[:complete]
+
+
+def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, list]:
+    """(training, held-out) records, one record per question: a seeded shuffle picks `fraction` of
+    them (at least one when `fraction` > 0, never all), and both keep the input order."""
+    order = list(range(len(records)))
+    random.Random(seed).shuffle(order)
+    n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
+    held_out = set(order[:n_val])
+    return [r for i, r in enumerate(records) if i not in held_out], [r for i, r in enumerate(records) if i in held_out]

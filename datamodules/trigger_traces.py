@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader
 
-from datamodules.records import DataError, complete_log, field, read_records
+from datamodules.records import DataError, complete_log, field, read_records, split_held_out
 from datamodules.silver_chains import contains_words, content_words
 from datamodules.types import Passage, Question
 
@@ -53,11 +52,12 @@ def question_trace(mind, question: Question, passages: dict[str, Passage]) -> di
     """One question's trace: `mind` is a `MindRAG` with trigger "never" and `record_signals=True`."""
     from inference.metrics import answer_scores
     from inference.mind import final_answer
+    from inference.retrievers import passage_text
 
     run = mind.run(question)
     answer = final_answer(run.answer)
     wrong = bool(question.answers) and answer_scores(answer, question.answers)["em"] == 0
-    gold = " ".join(f"{passages[pid].title}. {passages[pid].text}" for pid in question.gold_passage_ids)
+    gold = " ".join(passage_text(passages[pid]) for pid in question.gold_passage_ids)
     sentences = [{"text": step["sentence"], **step["signals"],
                   "label": int(wrong or not supported(step["sentence"], gold))}
                  for step in run.trace if step["signals"]["entropy"]]
@@ -160,12 +160,8 @@ class TriggerTraceDataModule(L.LightningDataModule):
         questions = read_traces(self.hparams.traces)
         if not questions:
             raise DataError(self.hparams.traces, None, "no traces")
-        order = list(range(len(questions)))
-        random.Random(self.hparams.seed).shuffle(order)
-        n_val = min(len(questions) - 1, round(self.hparams.val_fraction * len(questions)))
-        held_out = set(order[:n_val])
-        self.train_questions = [q for i, q in enumerate(questions) if i not in held_out]
-        self.val_questions = [q for i, q in enumerate(questions) if i in held_out]
+        self.train_questions, self.val_questions = split_held_out(questions, self.hparams.val_fraction,
+                                                                  self.hparams.seed)
 
     def train_dataloader(self) -> DataLoader:
         generator = torch.Generator().manual_seed(self.hparams.seed)

@@ -26,8 +26,7 @@ class TripleIndex:
         self.batch_size = batch_size
         self.folder = Path(cache_dir) / f"triples-{encoder.fingerprint()}" if cache_dir is not None else None
         self.rows: dict[str, int] = {}
-        self._chunks: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = None
+        self._data = np.zeros((0, 0), np.float32)  # rows [0, len) are filled; doubles when full
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.glob("chunk-*.npz")):
                 with np.load(path) as chunk:
@@ -37,11 +36,16 @@ class TripleIndex:
         return len(self.rows)
 
     def _append(self, ids: list[str], vectors: np.ndarray) -> None:
-        offset = sum(len(c) for c in self._chunks)
-        for i, tid in enumerate(ids):
-            self.rows.setdefault(str(tid), offset + i)  # a duplicate (two writers) keeps its first row
-        self._chunks.append(vectors.astype(np.float32, copy=False))
-        self._matrix = None
+        fresh = [(str(tid), i) for i, tid in enumerate(ids) if str(tid) not in self.rows]  # two writers: first wins
+        start, need = len(self.rows), len(self.rows) + len(fresh)
+        if need > len(self._data):
+            grown = np.zeros((max(need, 2 * len(self._data)), vectors.shape[1]), np.float32)
+            if start:
+                grown[:start] = self._data[:start]
+            self._data = grown
+        for offset, (tid, i) in enumerate(fresh):
+            self.rows[tid] = start + offset
+            self._data[start + offset] = vectors[i]
 
     def _save(self, ids: list[str], vectors: np.ndarray) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -61,6 +65,4 @@ class TripleIndex:
             if self.folder is not None:
                 self._save(list(new), vectors)
             self._append(list(new), vectors)
-        if self._matrix is None:
-            self._matrix = np.concatenate(self._chunks) if self._chunks else np.zeros((0, 0), np.float32)
-        return self._matrix[[self.rows[t.id] for t in triples]]
+        return self._data[[self.rows[t.id] for t in triples]]

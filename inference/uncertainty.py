@@ -80,19 +80,16 @@ class TriggerDecision:
     word: str | None  # the word of highest score
 
 
-def dynamic_threshold(signals: WordSignals, alpha: float, beta: float) -> float:
-    if len(signals.words) == 0:
-        return math.inf
-    return float(alpha * signals.entropy.mean() + beta * signals.max_attention.mean())
-
-
 def decide(signals: WordSignals, alpha: float = 1.0, beta: float = 1.0, fixed: float | None = None) -> TriggerDecision:
     """Retrieve when max S > θ: θ = `fixed` when given (DRAGIN), else α·mean(H) + β·mean(maxAttn) (MIND)."""
     if len(signals.words) == 0:
         return TriggerDecision(False, 0.0, math.inf if fixed is None else fixed, None)
     scores = rind_scores(signals)
     best = int(scores.argmax())
-    threshold = fixed if fixed is not None else dynamic_threshold(signals, alpha, beta)
+    if fixed is not None:
+        threshold = fixed
+    else:
+        threshold = float(alpha * signals.entropy.mean() + beta * signals.max_attention.mean())
     return TriggerDecision(bool(scores[best] > threshold), float(scores[best]), threshold, signals.words[best])
 
 

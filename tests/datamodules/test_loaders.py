@@ -107,7 +107,7 @@ def test_hipporag_layout_sniffs_the_question_format(tmp_path):
 def test_unified_round_trip_through_prepare(tmp_path):
     from prepare import write_unified
 
-    out = write_unified(DataConfig("musique", str(write(tmp_path / "q.json", [MUSIQUE])), corpus=None), str(tmp_path / "u"))
+    out = write_unified(DataConfig("musique", str(write(tmp_path / "q.json", [MUSIQUE])), corpus=None).load(), str(tmp_path / "u"))
     original = load_benchmark("musique", tmp_path / "q.json")
     again = load_benchmark("unified", out / "questions.jsonl", out / "passages.jsonl")
     assert [q.to_dict() for q in again.questions] == [q.to_dict() for q in original.questions]
