@@ -129,7 +129,7 @@ class EvalConfig:
     reader: ReaderConfig = field(default_factory=ReaderConfig)
     mind: MindConfig = field(default_factory=MindConfig)
     top_k: int = 10  # passages kept per question
-    batch_size: int = 32  # questions per step; predictions are saved after each
+    batch_size: int = 32  # questions per step, saved after each (one at a time for unbatched methods: MIND)
     output_dir: str = "runs/eval"
     overwrite: bool = False  # discard results of a different config in output_dir
 
@@ -258,8 +258,9 @@ def evaluate(config: EvalConfig) -> dict[str, float]:
         method = build_method(config, benchmark)
         with open(out / "predictions.jsonl", "a") as f, tqdm(total=len(benchmark.questions), initial=len(done),
                                                               desc=f"{config.method}/{config.retriever}") as bar:
-            for start in range(0, len(todo), config.batch_size):
-                batch = todo[start:start + config.batch_size]
+            step = config.batch_size if method.batched else 1
+            for start in range(0, len(todo), step):
+                batch = todo[start:start + step]
                 for question, prediction in zip(batch, method.predict(batch), strict=True):
                     record = prediction.to_dict()
                     record["gold_passage_ids"] = question.gold_passage_ids

@@ -22,6 +22,7 @@ Labelling (`collect_traces`), from a closed-book run of the LM on training quest
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +35,8 @@ from torch.utils.data import DataLoader
 from datamodules.records import DataError, complete_log, field, read_records, split_held_out
 from datamodules.silver_chains import contains_words, content_words
 from datamodules.types import Passage, Question
+
+log = logging.getLogger(__name__)
 
 SUPPORT = 0.5  # share of a sentence's content words that must occur in the gold passages
 
@@ -60,7 +63,7 @@ def question_trace(mind, question: Question, passages: dict[str, Passage]) -> di
     gold = " ".join(passage_text(passages[pid]) for pid in question.gold_passage_ids)
     sentences = [{"text": step["sentence"], **step["signals"],
                   "label": int(wrong or not supported(step["sentence"], gold))}
-                 for step in run.trace if step["signals"]["entropy"]]
+                 for step in run.trace if step.get("signals", {}).get("entropy")]  # not the forced answer
     entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention,
                  "label": int(useful(e.text, gold, question.answers))}
                 for e in mind.entities(question.question, run.answer) if e.entropy]
@@ -69,7 +72,11 @@ def question_trace(mind, question: Question, passages: dict[str, Passage]) -> di
 
 def collect_traces(mind, questions: Sequence[Question], passages: dict[str, Passage], output: str | Path,
                    show_progress: bool = True) -> dict[str, int]:
-    """Append the traces of the questions not yet in `output` (one fsynced line each: resumable)."""
+    """Append the traces of the questions not yet in `output` (one fsynced line each: resumable).
+
+    Returns the counts, with the labels of the whole file: a kind whose labels are all alike
+    teaches the calibration nothing.
+    """
     from tqdm.auto import tqdm
 
     output = Path(output)
@@ -81,7 +88,12 @@ def collect_traces(mind, questions: Sequence[Question], passages: dict[str, Pass
             f.write(json.dumps(question_trace(mind, question, passages)) + "\n")
             f.flush()
             os.fsync(f.fileno())
-    return {"questions": len(questions), "already_written": len(done & {q.id for q in questions}), "written": len(todo)}
+    records = [json.loads(line) for line in complete_log(output).splitlines()]
+    sentences = [s["label"] for r in records for s in r["sentences"]]
+    entities = [e["label"] for r in records for e in r["entities"]]
+    return {"questions": len(questions), "already_written": len(done & {q.id for q in questions}), "written": len(todo),
+            "sentences": len(sentences), "sentences_needing_retrieval": sum(sentences),
+            "entities": len(entities), "useful_entities": sum(entities)}
 
 
 def _numbers(record: dict, name: str, path, where: str) -> list[float]:
@@ -162,6 +174,12 @@ class TriggerTraceDataModule(L.LightningDataModule):
             raise DataError(self.hparams.traces, None, "no traces")
         self.train_questions, self.val_questions = split_held_out(questions, self.hparams.val_fraction,
                                                                   self.hparams.seed)
+        for kind, what in (("sentences", "when to retrieve (only the cost sets how often)"),
+                           ("entities", "which entities to keep")):
+            labels = {item["label"] for q in self.train_questions for item in q[kind]}
+            if len(labels) == 1:
+                log.warning("%s: every training label of the %s is %d, so calibration cannot learn %s",
+                            self.hparams.traces, kind, labels.pop(), what)
 
     def train_dataloader(self) -> DataLoader:
         generator = torch.Generator().manual_seed(self.hparams.seed)

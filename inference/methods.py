@@ -34,6 +34,7 @@ class Method(ABC):
     """Answers a batch of questions with ranked passages (and, for some methods, an answer)."""
 
     answers = False  # whether predictions carry an answer to score with EM/F1
+    batched = True  # False: questions are answered one at a time, so evaluate.py saves each as it is done
 
     @abstractmethod
     def predict(self, questions: list[Question]) -> list[Prediction]: ...

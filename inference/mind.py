@@ -11,6 +11,8 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    (the question plus the sentence when no entity is left).
    Retrieved facts go to memory, and the sentence is generated again with them, then kept.
 4. Stop at "the answer is", when the generation ends or repeats a sentence, or after `max_sentences`.
+   A reasoning that stopped without "the answer is" gets it appended and completed (one more short
+   generation), so that every run ends with an answer to score rather than its whole reasoning.
 
 The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps passages as facts;
 `KiRAGSearch` runs KiRAG's loop for the sub-query and keeps its chain's triples as facts
@@ -141,6 +143,7 @@ class MindRAG(Method):
     """MIND over `lm` (`models.lm.CausalLM`) and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
 
     answers = True
+    batched = False
 
     def __init__(
         self,
@@ -182,12 +185,13 @@ class MindRAG(Method):
 
     # -- the loop --------------------------------------------------------------------------
 
-    def _sentence(self, state: MindRun):
+    def _sentence(self, state: MindRun, lead: str = "", max_new_tokens: int | None = None, signals: bool = True):
+        """The next sentence after the answer so far (and `lead`, the sentence's forced opening)."""
         state.llm_calls += 1
         prompt = self.lm.format_chat(cot_prompt(state.question.question, state.memory.render()))
-        prompt += state.answer + (" " if state.answer else "")
-        return self.lm.generate([prompt], max_new_tokens=self.max_new_tokens, batch_size=1,
-                                stop=[". ", ".\n", "\n"], return_signals=True)[0]
+        prompt += (f"{state.answer} " if state.answer else "") + lead
+        return self.lm.generate([prompt], max_new_tokens=max_new_tokens or self.max_new_tokens, batch_size=1,
+                                stop=[". ", ".\n", "\n"], return_signals=signals)[0]
 
     def run(self, question: Question) -> MindRun:
         state = MindRun(question, Memory(self.memory_capacity))
@@ -217,6 +221,11 @@ class MindRAG(Method):
             state.answer = f"{state.answer} {sentence}." if state.answer else f"{sentence}."
             if ANSWER_MARK in sentence.lower():
                 break
+        if ANSWER_MARK not in state.answer.lower():
+            lead = "So the answer is"
+            ending = self._sentence(state, lead, max_new_tokens=16, signals=False).text.strip()
+            state.trace.append({"sentence": f"{lead} {ending}", "retrieve": False, "forced_answer": True})
+            state.answer = (f"{state.answer} " if state.answer else "") + f"{lead} {ending}."
         return state
 
     def _retrieve(self, state: MindRun, sentence: str) -> dict:

@@ -7,7 +7,8 @@ their sigmoid relaxations at a fixed temperature T (which also fixes the scale o
     P(keep | entity)       = σ((conf(e) − τ) / T),      conf(e) = max_t γ/(1+H_t) + δ·maxAttn_t
 
 The loss is BCE on both, plus `cost` × the mean retrieval probability: a price per retrieval that
-trades accuracy for fewer calls. Validation logs AUROC and the hard trigger rate (torchmetrics).
+trades accuracy for fewer calls. Validation logs the hard trigger rate, the share of positive
+labels and, when both labels occur, AUROC (torchmetrics).
 `save_params` writes the small JSON checkpoint that the MIND loop loads (`MindParams.load`).
 """
 
@@ -20,6 +21,7 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torchmetrics import MeanMetric
 from torchmetrics.classification import BinaryAUROC
 
 PARAMS = ("alpha", "beta", "gamma", "delta", "threshold")
@@ -59,8 +61,8 @@ class TriggerCalibrator(L.LightningModule):
         self.save_hyperparameters()
         for name in PARAMS:
             setattr(self, name, nn.Parameter(torch.tensor(float(getattr(self.hparams, name)))))
-        self.val_trigger_auroc = BinaryAUROC()
-        self.val_entity_auroc = BinaryAUROC()
+        self.val_auroc = nn.ModuleDict({"trigger": BinaryAUROC(), "entity": BinaryAUROC()})
+        self.val_label_rate = nn.ModuleDict({"trigger": MeanMetric(), "entity": MeanMetric()})
 
     def losses(self, batch: dict[str, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
         """(trigger loss with its cost, entity loss, retrieval probabilities)."""
@@ -84,18 +86,28 @@ class TriggerCalibrator(L.LightningModule):
         trigger, entity, p_retrieve = self.losses(batch)
         n = len(batch["sentence_label"])
         if n:
-            self.val_trigger_auroc.update(p_retrieve, batch["sentence_label"].long())
+            self._update("trigger", p_retrieve, batch["sentence_label"])
             self.log("val/trigger_rate", (p_retrieve > 0.5).float().mean(), batch_size=n)
         e_logits = entity_logits(batch, self.gamma, self.delta, self.threshold, self.hparams.temperature)
         if len(e_logits):
-            self.val_entity_auroc.update(torch.sigmoid(e_logits), batch["entity_label"].long())
-        self.log_dict({"val/trigger_loss": trigger, "val/entity_loss": entity}, batch_size=max(n, 1))
+            self._update("entity", torch.sigmoid(e_logits), batch["entity_label"])
+        self.log_dict({"val/loss": trigger + self.hparams.entity_weight * entity, "val/trigger_loss": trigger,
+                       "val/entity_loss": entity}, batch_size=max(n, 1))
+
+    def _update(self, kind: str, probabilities: Tensor, labels: Tensor) -> None:
+        self.val_auroc[kind].update(probabilities, labels.long())
+        self.val_label_rate[kind].update(labels)
 
     def on_validation_epoch_end(self) -> None:
-        for name, metric in (("val/trigger_auroc", self.val_trigger_auroc), ("val/entity_auroc", self.val_entity_auroc)):
-            if metric.update_count:
-                self.log(name, metric.compute())
-            metric.reset()
+        for kind in ("trigger", "entity"):
+            auroc, label_rate = self.val_auroc[kind], self.val_label_rate[kind]
+            if auroc.update_count:
+                rate = label_rate.compute()
+                self.log(f"val/{kind}_label_rate", rate)
+                if 0 < rate < 1:  # AUROC is undefined with one class
+                    self.log(f"val/{kind}_auroc", auroc.compute())
+            auroc.reset()
+            label_rate.reset()
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)

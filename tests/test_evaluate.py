@@ -9,6 +9,7 @@ import pytest
 from datamodules.loaders import DEMO_DIR
 from evaluate import EvalConfig, main, parse_config
 from inference.methods import SingleShotRAG
+from inference.mind import MindRAG
 
 
 def run_files(out):
@@ -139,21 +140,25 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
 
 
 @pytest.mark.parametrize("method", ["fixed_interval", "dragin", "mind", "kirag+mind"])
-def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, make_tiny_lm):
+def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, make_tiny_lm, monkeypatch):
     lm = make_tiny_lm()
     out = tmp_path / "run"
     args = kirag_args + ["--method", method, "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
                          "--mind.max_sentences", "2", "--mind.fixed_threshold", "0.0", "--output_dir", str(out)]
+    batches, predict = [], MindRAG.predict
+    monkeypatch.setattr(MindRAG, "predict", lambda self, qs: batches.append(len(qs)) or predict(self, qs))
     assert main(args) == 0
+    assert batches == [1, 1, 1]  # one question at a time, each saved as it is done
     metrics, predictions = run_files(out)
     assert metrics["questions"] == 3 and {"em", "f1"} <= set(metrics)
     for p in predictions:
-        assert isinstance(p["answer"], str) and len(p["trace"]) <= 2
+        sentences = [step for step in p["trace"] if not step.get("forced_answer")]
+        assert isinstance(p["answer"], str) and len(sentences) <= 2 and len(p["trace"]) - len(sentences) <= 1
         retrieved = [step for step in p["trace"] if step["retrieve"]]
         assert p["retrieval_calls"] == len(retrieved)
         assert len({pid for pid, _ in p["passages"]}) == len(p["passages"]) <= 10
         if method == "fixed_interval":  # every non-empty sentence retrieves
-            assert all(step["retrieve"] for step in p["trace"] if step["sentence"].strip())
+            assert all(step["retrieve"] for step in sentences if step["sentence"].strip())
 
 
 def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):

@@ -22,8 +22,11 @@ def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
                    record_signals=True)
     out = tmp_path / "traces.jsonl"
     summary = collect_traces(mind, demo.questions, demo.passage_by_id(), out, show_progress=False)
-    assert summary == {"questions": 3, "already_written": 0, "written": 3}
     traces = read_traces(out)
+    labels = {kind: [item["label"] for t in traces for item in t[kind]] for kind in ("sentences", "entities")}
+    assert summary == {"questions": 3, "already_written": 0, "written": 3,
+                       "sentences": len(labels["sentences"]), "sentences_needing_retrieval": sum(labels["sentences"]),
+                       "entities": len(labels["entities"]), "useful_entities": sum(labels["entities"])}
     assert [t["question_id"] for t in traces] == [q.id for q in demo.questions]
     for t in traces:
         for s in t["sentences"]:
@@ -31,4 +34,4 @@ def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert all("closed_book_answer" in r for r in records)
     again = collect_traces(mind, demo.questions, demo.passage_by_id(), out, show_progress=False)
-    assert again == {"questions": 3, "already_written": 3, "written": 0}
+    assert again == {**summary, "already_written": 3, "written": 0}

@@ -6,7 +6,7 @@ import pytest
 
 from datamodules.types import Question
 from inference.memory import Memory
-from inference.mind import Entity, MindParams, MindRAG, MindRun, parse_entities, token_range
+from inference.mind import Entity, MindParams, MindRAG, MindRun, final_answer, parse_entities, token_range
 
 
 def test_parse_entities_drops_numbering_and_duplicates():
@@ -59,7 +59,7 @@ class LoopingLM:
     """Writes the same sentence forever, with flat signals."""
 
     def __init__(self):
-        self.calls = 0
+        self.calls, self.prompts = 0, []
 
     def format_chat(self, messages):
         return "prompt"
@@ -70,15 +70,21 @@ class LoopingLM:
         from models.lm import Generation, TokenSignals
 
         self.calls += 1
+        self.prompts.extend(prompts)
         pieces = ["Drusk", " is", " a", " village"]
         signals = TokenSignals(pieces, pieces, torch.full((4,), 0.1), torch.full((4,), 0.1))
         return [Generation("Drusk is a village", 1, 4, [1, 2, 3, 4], signals)]
 
 
-def test_the_loop_stops_when_a_sentence_repeats():
+def test_the_loop_stops_when_a_sentence_repeats_then_completes_the_answer():
     lm = LoopingLM()
     run = MindRAG(lm, None, trigger="never", max_sentences=6).run(Question("q", "Where?"))
-    assert run.answer == "Drusk is a village." and lm.calls == 2 and run.retrieval_calls == 0
+    # Two sentence generations (the second repeats), then one to complete "So the answer is".
+    assert run.answer == "Drusk is a village. So the answer is Drusk is a village." and lm.calls == 3
+    assert run.retrieval_calls == 0 and run.trace[-1] == {"sentence": "So the answer is Drusk is a village",
+                                                          "retrieve": False, "forced_answer": True}
+    assert lm.prompts[-1] == "prompt" + "Drusk is a village. So the answer is"
+    assert final_answer(run.answer) == "Drusk is a village"
 
 
 def test_params_load_and_errors(tmp_path):

@@ -99,6 +99,21 @@ def test_fit_with_lightning_logs_auroc_and_writes_the_params(tmp_path):
     assert json.loads((tmp_path / "trigger.json").read_text()) == pytest.approx(model.params())
 
 
+def test_one_label_class_warns_and_logs_no_auroc(tmp_path, caplog):
+    questions = synthetic_traces(20)
+    for q in questions:
+        for s in q["sentences"]:
+            s["label"] = 1  # e.g. every closed-book answer wrong
+    data = TriggerTraceDataModule(str(write_traces(tmp_path / "traces.jsonl", questions)), batch_size=8)
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, accelerator="cpu")
+    trainer.fit(TriggerCalibrator(temperature=T), data)
+    assert "every training label of the sentences is 1" in caplog.text and "entities" not in caplog.text
+    metrics = trainer.callback_metrics
+    assert "val/trigger_auroc" not in metrics and float(metrics["val/trigger_label_rate"]) == 1.0
+    assert 0 < float(metrics["val/entity_label_rate"]) < 1 and "val/entity_auroc" in metrics
+
+
 def test_train_py_fits_the_trigger_config(tmp_path):
     from train import cli_main
 
