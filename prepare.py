@@ -136,10 +136,10 @@ def run(cfg) -> None:
     if cfg.subcommand == "data":
         write_unified(dataclass_from(DataConfig, cfg.data.data).load(), cfg.data.output_dir)
     elif cfg.subcommand == "index":
-        from evaluate import EvalConfig, build_method
+        from evaluate import EvalConfig, build_retriever
 
         config = dataclass_from(EvalConfig, cfg.index)
-        build_method(config, config.data.load())
+        build_retriever(config, config.data.load())
         print(f"index of {config.data.corpus or config.data.questions} is ready in {config.index.cache_dir}")
     elif cfg.subcommand == "kg":
         build_kg(dataclass_from(KGConfig, cfg.kg))

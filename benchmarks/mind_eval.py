@@ -34,12 +34,11 @@ import torch  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.loaders import DataConfig  # noqa: E402
-from datamodules.trigger_traces import TriggerTraceDataModule, collect_traces, read_traces  # noqa: E402
+from datamodules.trigger_traces import TriggerTraceDataModule, label_counts, read_traces  # noqa: E402
 from evaluate import RECALL_KS, AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, compare, evaluate  # noqa: E402
 from evaluate import markdown_table  # noqa: E402
-from inference.mind import MindRAG  # noqa: E402
-from models.lm import LMConfig  # noqa: E402
 from models.trigger_calibrator import TriggerCalibrator  # noqa: E402
+from prepare import TracesConfig, build_traces  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "mind"
 HOTPOTQA = SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"
@@ -55,10 +54,7 @@ GROUPS = (("mind_calibrated", "kirag_mind"), ("fixed_interval", "dragin", "mind_
 def calibrate(trace_questions: int) -> None:
     """Closed-book traces of questions 50.. and the calibrated parameters (`trigger.json`)."""
     data = DataConfig("hotpotqa", str(HOTPOTQA), None, limit=trace_questions, offset=50)
-    benchmark = data.load()
-    passages = benchmark.passage_by_id()
-    mind = MindRAG(LMConfig().build(), None, trigger="never", record_signals=True)
-    print("traces:", collect_traces(mind, benchmark.questions, passages, TRACES))
+    print("traces:", build_traces(TracesConfig(data=data, output=str(TRACES))))
     model = TriggerCalibrator(cost=0.05, params_path=str(PARAMS))
     trainer = L.Trainer(max_epochs=100, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         accelerator="cpu", deterministic=True)
@@ -106,10 +102,12 @@ def run_group(keys: tuple[str, ...], args: argparse.Namespace, threads: int, cal
             calibrate(args.trace_questions)
         finally:  # never leave the other group waiting
             calibrated.set()
+    configs = method_configs(args.questions)
     for key in keys:
         if key == "dragin_median":
             calibrated.wait()
-        evaluate(method_configs(args.questions)[key])
+            configs = method_configs(args.questions)  # now with the traces' threshold
+        evaluate(configs[key])
 
 
 def main(args: argparse.Namespace) -> None:
@@ -120,26 +118,22 @@ def main(args: argparse.Namespace) -> None:
         for future in [pool.submit(run_group, group, args, threads, calibrated) for group in GROUPS]:
             future.result()
     configs = method_configs(args.questions)
-    rows = [{"method": config.name, **evaluate(config)} for config in configs.values()]  # read back, all done
-    compare([c.output_dir for c in configs.values()], str(RUNS / "compare"))
+    rows = compare([c.output_dir for c in configs.values()], str(RUNS / "compare"))
     columns = ["method", "questions", "em", "f1"] + [f"recall@{k}" for k in RECALL_KS] + [
         "retrieval_calls", "llm_calls", "seconds_per_question"]
     fixed = rows[0]
     for row in rows:
         row["retrieval calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)
     columns.append("retrieval calls vs fixed interval")
-    traces = read_traces(RUNS / "traces.jsonl")
-    sentences, entities = ([item["label"] for t in traces for item in t[kind]] for kind in ("sentences", "entities"))
+    labels = label_counts(read_traces(TRACES))
     params = json.loads(PARAMS.read_text())
-    calibration = {"trace_sentences": len(sentences), "trace_sentences_needing_retrieval": int(sum(sentences)),
-                   "trace_entities": len(entities), "trace_useful_entities": int(sum(entities)),
-                   **{f"calibrated.{k}": v for k, v in params.items()}}
+    calibration = {**{f"trace_{k}": v for k, v in labels.items()}, **{f"calibrated.{k}": v for k, v in params.items()}}
     markdown = ("# MIND: when to retrieve\n\n"
                 f"HotpotQA hipporag_train_100, first {args.questions} questions over their context passages; BM25, "
                 f"3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. Calibration traces: "
-                f"{args.trace_questions} other questions (from question 50), {len(sentences)} sentences of which "
-                f"{int(sum(sentences))} are labelled as needing retrieval, {len(entities)} entities of which "
-                f"{int(sum(entities))} are useful; calibrated " + ", ".join(f"{k} {v:.3g}" for k, v in params.items())
+                f"{args.trace_questions} other questions (from question 50), {labels['sentences']} sentences of which "
+                f"{labels['sentences_needing_retrieval']} are labelled as needing retrieval, {labels['entities']} "
+                f"entities of which {labels['useful_entities']} are useful; calibrated " + ", ".join(f"{k} {v:.3g}" for k, v in params.items())
                 + ". EM, F1 and recall in %. "
                 f"{args.jobs} processes of {threads} torch threads; seconds per question are each process's own. "
                 f"Machine: {machine()}.\n\n" + markdown_table(rows, columns))

@@ -81,19 +81,25 @@ def collect_traces(mind, questions: Sequence[Question], passages: dict[str, Pass
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    done = {json.loads(line)["question_id"] for line in complete_log(output).splitlines()}
+    records = [json.loads(line) for line in complete_log(output).splitlines()]
+    done = {r["question_id"] for r in records}
     todo = [q for q in questions if q.id not in done]
     with open(output, "a", encoding="utf-8") as f:
         for question in tqdm(todo, desc="traces", unit="question", disable=not show_progress):
-            f.write(json.dumps(question_trace(mind, question, passages)) + "\n")
+            records.append(question_trace(mind, question, passages))
+            f.write(json.dumps(records[-1]) + "\n")
             f.flush()
             os.fsync(f.fileno())
-    records = [json.loads(line) for line in complete_log(output).splitlines()]
-    sentences = [s["label"] for r in records for s in r["sentences"]]
-    entities = [e["label"] for r in records for e in r["entities"]]
     return {"questions": len(questions), "already_written": len(done & {q.id for q in questions}), "written": len(todo),
-            "sentences": len(sentences), "sentences_needing_retrieval": sum(sentences),
-            "entities": len(entities), "useful_entities": sum(entities)}
+            **label_counts(records)}
+
+
+def label_counts(traces: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many sentences and entities the traces hold, and how many of each are labelled 1."""
+    sentences = [s["label"] for t in traces for s in t["sentences"]]
+    entities = [e["label"] for t in traces for e in t["entities"]]
+    return {"sentences": len(sentences), "sentences_needing_retrieval": int(sum(sentences)),
+            "entities": len(entities), "useful_entities": int(sum(entities))}
 
 
 def _numbers(record: dict, name: str, path, where: str) -> list[float]:

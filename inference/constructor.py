@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from datamodules.silver_chains import spaced, token_f1
-from datamodules.triples import Triple, parse_triples, triple_key, triple_text
+from datamodules.triples import Triple, parse_triples, triple_id, triple_text
 
 INSTRUCTION = (
     "You build a reasoning chain of knowledge triples that answers a question. You are given candidate "
@@ -62,14 +62,20 @@ def user_message(question: str, chain: Sequence[str], candidates: Sequence[str])
     return "\n".join(lines)
 
 
+DEMO_MESSAGES = [
+    message
+    for demo in DEMOS
+    for message in (
+        {"role": "user", "content": user_message(demo["question"], [triple_text(*t) for t in demo["chain"]],
+                                                 [triple_text(*t) for t in demo["candidates"]])},
+        {"role": "assistant", "content": "\n".join(demo["output"])},
+    )
+]
+
+
 def build_prompt(question: str, chain: Sequence[Triple], candidates: Sequence[Triple]) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": INSTRUCTION}]
-    for demo in DEMOS:
-        texts = [triple_text(*t) for t in demo["candidates"]]
-        messages.append({"role": "user", "content": user_message(demo["question"], [triple_text(*t) for t in demo["chain"]], texts)})
-        messages.append({"role": "assistant", "content": "\n".join(demo["output"])})
-    messages.append({"role": "user", "content": user_message(question, [t.text for t in chain], [t.text for t in candidates])})
-    return messages
+    user = user_message(question, [t.text for t in chain], [t.text for t in candidates])
+    return [{"role": "system", "content": INSTRUCTION}, *DEMO_MESSAGES, {"role": "user", "content": user}]
 
 
 @dataclass
@@ -81,14 +87,14 @@ class Construction:
 
 def match_candidate(parts: tuple[str, str, str], candidates: Sequence[Triple], min_f1: float = 0.5) -> Triple | None:
     """The candidate with the same normalised text, else the one of best token F1 (at least `min_f1`)."""
-    key = triple_key(*parts)
-    for t in candidates:
-        if triple_key(t.head, t.relation, t.tail) == key:
-            return t
+    fact = triple_id(*parts)
+    exact = next((t for t in candidates if t.id == fact), None)
+    if exact is not None:
+        return exact
     text = " ".join(parts)
-    scored = [(token_f1(text, spaced(t)), -i) for i, t in enumerate(candidates)]
-    best = max(range(len(candidates)), key=lambda i: scored[i], default=None)
-    return candidates[best] if best is not None and scored[best][0] >= min_f1 else None
+    scores = [token_f1(text, spaced(t)) for t in candidates]
+    best = max(range(len(candidates)), key=scores.__getitem__, default=None)  # the first of equal scores
+    return candidates[best] if best is not None and scores[best] >= min_f1 else None
 
 
 def read_output(output: str, chain: Sequence[Triple], candidates: Sequence[Triple]) -> Construction:

@@ -49,7 +49,7 @@ class _Run:
         return aligner_query(self.question.question, [t.text for t in self.chain])
 
     def ranking(self, k: int) -> list[tuple[str, float]]:
-        scored = sorted(self.scores, key=lambda pid: (-self.scores[pid], -self.retrieved.get(pid, float("-inf"))))
+        scored = sorted(self.scores, key=lambda pid: (-self.scores[pid], -self.retrieved[pid]))
         ranked = [(pid, self.scores[pid]) for pid in scored[:k]]
         ranked += [(pid, score) for pid, score in self.retrieved.items() if pid not in self.scores][: k - len(ranked)]
         return ranked
@@ -97,6 +97,7 @@ class KiRAG(Method):
         hits = self.retriever.search(queries, self.k0)
         by_passage = self.kg.get_many(pid for row in hits for pid, _ in row)
         query_vectors = self.triples.encoder.encode(queries, "query", show_progress=False)
+        self.triples.vectors([t for row in hits for pid, _ in row for t in by_passage[pid]])  # new ones in one batch
         result = []
         for run, query, vector, row in zip(runs, queries, query_vectors, hits, strict=True):
             run.retrieval_calls += 1
@@ -106,18 +107,16 @@ class KiRAG(Method):
             instances = [t for pid, _ in row for t in by_passage[pid] if t.id not in in_chain]
             top: list[tuple[Triple, float]] = []
             if instances:
-                scores = self.triples.vectors(instances) @ vector
-                best: dict[str, int] = {}  # fact id -> its best-scoring instance
-                for i, t in enumerate(instances):
-                    if t.id not in best or scores[i] > scores[best[t.id]]:
-                        best[t.id] = i
-                firsts = np.array(list(best.values()))
-                order = firsts[np.argsort(-scores[firsts], kind="stable")][: self.num_candidates]
-                top = [(instances[i], float(scores[i])) for i in order]
-                kept = {instances[i].id for i in order}
-                for i, t in enumerate(instances):  # every passage stating a kept fact gets its score
+                facts: dict[str, Triple] = {}  # fact id -> its first instance (every instance scores the same)
+                for t in instances:
+                    facts.setdefault(t.id, t)
+                unique = list(facts.values())
+                scores = self.triples.vectors(unique) @ vector
+                top = [(unique[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")[: self.num_candidates]]
+                kept = {t.id: score for t, score in top}
+                for t in instances:  # every passage stating a kept fact gets its score
                     if t.id in kept:
-                        run.scores[t.passage_id] = max(float(scores[i]), run.scores.get(t.passage_id, float("-inf")))
+                        run.scores[t.passage_id] = max(kept[t.id], run.scores.get(t.passage_id, float("-inf")))
             run.trace.append({
                 "step": step,
                 "query": query,

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datamodules.types import Passage, Question
+from inference.constructor import ANSWER_MARK
 from inference.memory import Fact, Memory
 from inference.methods import Method, Prediction
 from inference.uncertainty import decide, entity_confidence, word_signals
 
-ANSWER_MARK = "the answer is"
 FILTERS = ("none", "cot", "confidence", "cot+confidence")
 TRIGGERS = ("never", "always", "fixed", "dynamic")
 

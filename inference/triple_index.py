@@ -10,6 +10,7 @@ leaves only whole chunks and a rerun, or another method on the same KG, reuses t
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,9 +33,6 @@ class TripleIndex:
                 with np.load(path) as chunk:
                     self._append(list(chunk["ids"]), chunk["vectors"])
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
     def _append(self, ids: list[str], vectors: np.ndarray) -> None:
         fresh = [(str(tid), i) for i, tid in enumerate(ids) if str(tid) not in self.rows]  # two writers: first wins
         start, need = len(self.rows), len(self.rows) + len(fresh)
@@ -49,7 +47,7 @@ class TripleIndex:
 
     def _save(self, ids: list[str], vectors: np.ndarray) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"chunk-{len(list(self.folder.glob('chunk-*.npz'))):08d}.npz"
+        path = self.folder / f"chunk-{time.time_ns()}-{os.getpid()}.npz"  # ordered, unique across writers
         tmp = path.with_name("." + path.name)  # outside the chunk-*.npz pattern until renamed
         np.savez(tmp, ids=np.array(ids), vectors=vectors)
         os.replace(tmp, path)

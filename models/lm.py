@@ -133,11 +133,9 @@ def resolve_lm(
 
 @dataclass
 class TokenSignals:
-    """Per generated token: its vocabulary string, its decoded text, the entropy (nats) of the raw
-    next-token distribution that produced it, and the largest head-averaged attention it receives
-    from any later token."""
+    """Per generated token: its decoded text, the entropy (nats) of the raw next-token distribution
+    that produced it, and the largest head-averaged attention it receives from any later token."""
 
-    tokens: list[str]
     pieces: list[str]
     entropy: Tensor
     max_attention: Tensor
@@ -184,9 +182,10 @@ class RepeatedLineStop(StoppingCriteria):
 
     def __call__(self, input_ids: Tensor, scores: Tensor, **kwargs) -> Tensor:
         done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-        for row, ids in enumerate(input_ids[:, self.prompt_width :].tolist()):
-            if "\n" not in self.tokenizer.decode(ids[-1:]):
-                continue
+        for row, last in enumerate(input_ids[:, -1].tolist()):
+            if "\n" not in self.tokenizer.decode([last]):
+                continue  # only a token that ends a line can complete a repeat
+            ids = input_ids[row, self.prompt_width :].tolist()
             lines = [line.strip() for line in self.tokenizer.decode(ids, skip_special_tokens=True).split("\n")[:-1]]
             lines = [line for line in lines if line]
             done[row] = len(lines) != len(set(lines))
@@ -346,7 +345,6 @@ class CausalLM:
             for row, g in enumerate(generations):
                 n = g.new_tokens
                 g.signals = TokenSignals(
-                    tokens=self.tokenizer.convert_ids_to_tokens(g.token_ids),
                     pieces=[self.tokenizer.decode([i]) for i in g.token_ids],
                     entropy=entropy[row, :n],
                     max_attention=attention[row, attention.shape[1] - n :],

@@ -72,7 +72,7 @@ class LoopingLM:
         self.calls += 1
         self.prompts.extend(prompts)
         pieces = ["Drusk", " is", " a", " village"]
-        signals = TokenSignals(pieces, pieces, torch.full((4,), 0.1), torch.full((4,), 0.1))
+        signals = TokenSignals(pieces, torch.full((4,), 0.1), torch.full((4,), 0.1))
         return [Generation("Drusk is a village", 1, 4, [1, 2, 3, 4], signals)]
 
 

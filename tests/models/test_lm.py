@@ -46,7 +46,7 @@ def test_stop_cuts_text_and_tokens(tiny_lm):
     assert cut.text == full.text[: full.text.find(stop)]
     assert stop in tiny_lm.tokenizer.decode(cut.token_ids) and stop not in tiny_lm.tokenizer.decode(cut.token_ids[:-1])
     assert full.token_ids[: cut.new_tokens] == cut.token_ids
-    assert len(cut.signals.tokens) == len(cut.signals.entropy) == len(cut.signals.max_attention) == cut.new_tokens
+    assert len(cut.signals.pieces) == len(cut.signals.entropy) == len(cut.signals.max_attention) == cut.new_tokens
 
 
 def test_repeated_line_stop_fires_only_on_a_completed_repeat(tiny_lm):
@@ -60,9 +60,10 @@ def test_repeated_line_stop_fires_only_on_a_completed_repeat(tiny_lm):
     assert stop(torch.tensor(rows), None).tolist() == [False, True, False, False]
 
 
-def test_stop_repeated_lines_cuts_a_looping_generation(tiny_lm):
+def test_stop_repeated_lines_cuts_a_looping_generation(tiny_lm, monkeypatch):
     full = tiny_lm.generate(["the river"], max_new_tokens=60)[0]
-    tiny_lm.tokenizer.decode = lambda ids, **kw: "".join("x\n" for _ in ids)  # every token completes the line "x"
+    # Every token completes the line "x" (patched on the session's shared tokenizer, so undone after).
+    monkeypatch.setattr(tiny_lm.tokenizer, "decode", lambda ids, **kw: "".join("x\n" for _ in ids))
     cut = tiny_lm.generate(["the river"], max_new_tokens=60, stop_repeated_lines=True)[0]
     assert cut.token_ids == full.token_ids[:2]
 
@@ -82,7 +83,7 @@ def test_signals_match_a_direct_computation(tiny_lm, layer):
     gens = tiny_lm.generate(PROMPTS, max_new_tokens=10, batch_size=4, return_signals=True)
     for prompt, g in zip(PROMPTS, gens):
         entropy, received = direct_signals(tiny_lm, tiny_lm.encode(prompt), g.token_ids, layer)
-        assert g.signals.tokens == tiny_lm.tokenizer.convert_ids_to_tokens(g.token_ids)
+        assert g.signals.pieces == [tiny_lm.tokenizer.decode([i]) for i in g.token_ids]
         assert torch.allclose(g.signals.entropy, entropy, atol=1e-5)
         assert torch.allclose(g.signals.max_attention, received, atol=1e-6)
         assert g.signals.max_attention[-1] == 0
@@ -233,4 +234,4 @@ def test_packaged_qwen_answers_a_question():
     question = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
     g = model.chat([question], max_new_tokens=8, return_signals=True)[0]
     assert "Paris" in g.text
-    assert g.signals.entropy.isfinite().all() and len(g.signals.tokens) == g.new_tokens
+    assert g.signals.entropy.isfinite().all() and len(g.signals.pieces) == g.new_tokens
