@@ -27,8 +27,16 @@ def test_prompt_lists_numbered_candidates_question_and_chain():
 
 def test_first_new_triple_is_matched_by_normalised_text():
     output = "<ostrel brewing;  Founded by; ana corvel>\n< Ana Corvel ; place of birth ; Drusk >\nSo the answer is: Drusk."
-    made = read_output(output, chain=[CANDIDATES[0]], candidates=CANDIDATES)
+    made = read_output(output, chain=[CANDIDATES[0]], candidates=CANDIDATES[1:])  # the loop never offers the chain
     assert made.triple == CANDIDATES[1] and made.answered  # the chain's own triple is passed over
+
+
+def test_a_restated_chain_triple_is_not_taken_for_a_near_miss():
+    chain = [Triple.make("Ana Corvel", "place of birth", "Drusk", "p2")]
+    near = Triple.make("Ana Corvel", "place of death", "Drusk", "p4")  # token F1 0.8 with the chain's triple
+    made = read_output("<Ana Corvel; place of birth; Drusk>\n<Drusk; located on; Lake Ammer>", chain,
+                       candidates=[near, CANDIDATES[2]])
+    assert made.triple == CANDIDATES[2]
 
 
 def test_token_f1_fallback_and_unmatched_output():
