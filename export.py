@@ -4,14 +4,16 @@
     python export.py --ckpt_path ... --output_dir ... --push_to_hub user/kirag-aligner   # also upload
 
 LoRA adapters are merged. Pushing needs network access and a token (`--token` or `hf auth login`).
+The code is in `models/export.py`.
 """
 
 import sys
 
 from jsonargparse import ArgumentParser
 
-from cli import exit_code
-from models.aligner import AlignerModule, push_to_hub
+from core.cli import exit_code
+from models.aligner import AlignerModule
+from models.export import export_aligner, push_to_hub
 
 
 def build_parser() -> ArgumentParser:
@@ -26,8 +28,7 @@ def build_parser() -> ArgumentParser:
 
 def export(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    module = AlignerModule.load_from_checkpoint(args.ckpt_path, map_location="cpu")
-    folder = module.export(args.output_dir)
+    folder = export_aligner(AlignerModule.load_from_checkpoint(args.ckpt_path, map_location="cpu"), args.output_dir)
     print(f"exported to {folder}")
     if args.push_to_hub:
         print(f"pushed: {push_to_hub(folder, args.push_to_hub, token=args.token, private=args.private)}")

@@ -9,14 +9,7 @@ every init argument (`--model.*`, `--data.*`) and the Trainer (`--trainer.*`, ca
 included) is set in the YAML or on the command line.
 """
 
-import lightning as L
-from lightning.pytorch.cli import LightningCLI
-
-
-def cli_main(args: list[str] | None = None) -> LightningCLI:
-    return LightningCLI(L.LightningModule, L.LightningDataModule, subclass_mode_model=True, subclass_mode_data=True,
-                        save_config_kwargs={"overwrite": True}, args=args)
-
+from core.cli import lightning_cli
 
 if __name__ == "__main__":
-    cli_main()
+    lightning_cli()

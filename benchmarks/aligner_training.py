@@ -38,11 +38,13 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
+from core.chains import ChainRecord, read_chains, write_chains  # noqa: E402
+from core.cli import lightning_cli  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
-from datamodules.chains import ChainRecord, read_chains, write_chains  # noqa: E402
-from evaluate import markdown_table  # noqa: E402
+from evaluation.report import markdown_table  # noqa: E402
 from models.aligner import AlignerModule  # noqa: E402
-from models.encoder import Encoder, resolve_model_path  # noqa: E402
+from models.encoder import Encoder  # noqa: E402
+from models.packaged import resolve_model_path  # noqa: E402
 
 CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
 CHAINS = ROOT / "runs" / "chains" / "musique" / "chains.jsonl"
@@ -119,11 +121,11 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
     batch_size, n_neg = settings["data"]["init_args"]["batch_size"], settings["data"]["init_args"]["num_negatives"]
     model_cfg = settings["model"]["init_args"]
     tau, lr, wd = model_cfg["temperature"], model_cfg["lr"], model_cfg["weight_decay"]
-    q_len, t_len = model_cfg["query_max_length"], model_cfg["triple_max_length"]
+    q_len, t_len = model_cfg["encoder"]["query_max_length"], model_cfg["encoder"]["max_length"]
 
     ours = AlignerModule(**model_cfg)
     ours.train()
-    st = SentenceTransformer(resolve_model_path(model_cfg["model"]), device="cpu")
+    st = SentenceTransformer(resolve_model_path(model_cfg["encoder"]["name"]), device="cpu")
     st.max_seq_length = q_len  # one limit for all texts: the query's; triples are cut to theirs beforehand
     st.train()
     mnrl = MultipleNegativesRankingLoss(st, scale=1.0 / tau)
@@ -230,8 +232,6 @@ def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
 
 
 def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float, folder: Path) -> tuple[list, dict]:
-    from train import cli_main
-
     args = ["fit", "--config", str(CONFIG), "--data.chains", str(chains), "--data.val_fraction", str(val_fraction),
             "--trainer.max_epochs", str(epochs), "--trainer.logger", "false",
             "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
@@ -239,7 +239,7 @@ def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float,
     start = time.perf_counter()
     argv, sys.argv = sys.argv, sys.argv[:1]  # LightningCLI warns when this script's own options are in sys.argv
     try:
-        cli = cli_main(args)
+        cli = lightning_cli(args)
     finally:
         sys.argv = argv
     seconds = time.perf_counter() - start
@@ -270,11 +270,12 @@ def main(args: argparse.Namespace) -> None:
     settings = yaml.safe_load(CONFIG.read_text())
     ensure_chains()
     m, d = settings["model"]["init_args"], settings["data"]["init_args"]
+    e = m["encoder"]
     flat = {"machine": machine(),
-            "encoder": f"all-MiniLM-L6-v2 (packaged), {m['pooling']} pooling, float32",
+            "encoder": f"all-MiniLM-L6-v2 (packaged), {e['pooling']} pooling, float32",
             "settings": (f"{CONFIG.relative_to(ROOT)}: temperature {m['temperature']} (ST scale {1 / m['temperature']:g}),"
                          f" lr {m['lr']:g}, weight decay {m['weight_decay']}, query/triple max length "
-                         f"{m['query_max_length']}/{m['triple_max_length']}, batch {d['batch_size']},"
+                         f"{e['query_max_length']}/{e['max_length']}, batch {d['batch_size']},"
                          f" {d['num_negatives']} negatives"),
             "chains": str(CHAINS.relative_to(ROOT)) + (f" (first {args.limit} records)" if args.limit else "")}
     parts = [f"# Aligner training\n\nMachine: {flat['machine']}. Encoder: {flat['encoder']}.\n"

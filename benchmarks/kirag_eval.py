@@ -18,7 +18,7 @@ configs/aligner/shared_cpu.yaml), over the gpt-3.5 triples. It needs, in order:
 HotpotQA: the first 6 questions of hotpotqa/hipporag_train_100 and their 60 context passages, over
 the project's own triples (python prepare.py kg --config configs/kg/hotpotqa_train_6.yaml).
 
-Every run goes through `evaluate.py`'s code and resumes: a rerun only recomputes the timing. The
+Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
 timing part measures, on warm caches and without the reader, seconds per question of the
 Aligner-only loop, of single-shot retrieval, and of encoding the loop's own queries (one per step,
 by the retriever's encoder and by the Aligner) without anything else.
@@ -37,21 +37,13 @@ import yaml  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule  # noqa: E402
-from datamodules.loaders import Benchmark, DataConfig  # noqa: E402
-from evaluate import (  # noqa: E402
-    RECALL_KS,
-    AlignerConfig,
-    EvalConfig,
-    KiRAGConfig,
-    ReaderConfig,
-    build_method,
-    compare,
-    compute_metrics,
-    evaluate,
-    markdown_table,
-)
+from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
+from evaluation.factory import build_method  # noqa: E402
+from evaluation.metrics import RECALL_KS, compute_metrics  # noqa: E402
+from evaluation.report import compare, markdown_table  # noqa: E402
+from evaluation.runner import evaluate  # noqa: E402
 from inference.methods import Prediction  # noqa: E402
-from prepare import write_unified  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "kirag"
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"

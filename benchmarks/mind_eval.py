@@ -34,11 +34,13 @@ import torch  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
 from datamodules.loaders import DataConfig  # noqa: E402
-from datamodules.trigger_traces import TriggerTraceDataModule, label_counts, read_traces  # noqa: E402
-from evaluate import RECALL_KS, AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, compare, evaluate  # noqa: E402
-from evaluate import markdown_table  # noqa: E402
+from datamodules.trigger_traces import TriggerTraceDataModule, read_traces  # noqa: E402
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig  # noqa: E402
+from evaluation.metrics import RECALL_KS  # noqa: E402
+from evaluation.report import compare, markdown_table  # noqa: E402
+from evaluation.runner import evaluate  # noqa: E402
 from models.trigger_calibrator import TriggerCalibrator  # noqa: E402
-from prepare import TracesConfig, build_traces  # noqa: E402
+from training_data.traces import TracesConfig, build_traces, label_counts  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "mind"
 HOTPOTQA = SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"

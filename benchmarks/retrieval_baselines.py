@@ -19,12 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
+from core.text import normalize_space  # noqa: E402
 from datamodules.loaders import load_benchmark  # noqa: E402
-from datamodules.types import normalize_space  # noqa: E402
-from evaluate import compute_metrics, markdown_table  # noqa: E402
+from evaluation.metrics import compute_metrics  # noqa: E402
+from evaluation.report import markdown_table  # noqa: E402
 from inference.methods import Prediction, SingleShotRAG  # noqa: E402
 from inference.retrievers import make_retriever  # noqa: E402
-from models.encoder import Encoder  # noqa: E402
+from models.encoder import Encoder, EncoderConfig  # noqa: E402
 
 DATASETS = {
     "hotpotqa-ircot-dev-500": ("ircot", "hotpotqa/ircot_dev_500.jsonl", None, None),
@@ -46,7 +47,7 @@ def peer_predictions(benchmark, gold_titles_file: Path) -> list[Prediction]:
 
 
 def run(limit: int | None) -> None:
-    encoder = Encoder("minilm", max_length=256)
+    encoder = Encoder(EncoderConfig("minilm", max_length=256))
     rows, flat = [], {"machine": machine(), "encoder": "all-MiniLM-L6-v2 (packaged), mean pooling, 256 tokens"}
     for name, (fmt, questions, corpus, gold) in DATASETS.items():
         path = lambda p: str(SHARED_DATA / p) if p else None  # noqa: E731

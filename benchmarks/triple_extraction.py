@@ -22,14 +22,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from datamodules.extraction import TripleExtractor  # noqa: E402
-from datamodules.kg_store import KGStore  # noqa: E402
+from core.text import token_f1  # noqa: E402
 from datamodules.loaders import load_benchmark  # noqa: E402
-from datamodules.openie_import import import_openie  # noqa: E402
-from datamodules.silver_chains import contains_answer, spaced, token_f1  # noqa: E402
-from evaluate import markdown_table  # noqa: E402
+from evaluation.report import markdown_table  # noqa: E402
+from kg.extraction import TripleExtractor  # noqa: E402
+from kg.openie_import import import_openie  # noqa: E402
+from kg.store import KGStore  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
 from models.lm import CausalLM  # noqa: E402
+from training_data.silver_chains import contains_answer  # noqa: E402
 
 MUSIQUE = "musique/hipporag_train_100.json"
 CORPUS = "musique/hipporag_train_100_corpus.json"
@@ -55,7 +56,7 @@ def coverage(store: KGStore, hops) -> float:
 def precision_recall(ours: KGStore, reference: KGStore, passage_ids) -> tuple[float, float]:
     matched_ours = matched_reference = n_ours = n_reference = 0
     for pid in passage_ids:
-        mine, theirs = [spaced(t) for t in ours.get(pid)], [spaced(t) for t in reference.get(pid)]
+        mine, theirs = [t.plain_text for t in ours.get(pid)], [t.plain_text for t in reference.get(pid)]
         n_ours, n_reference = n_ours + len(mine), n_reference + len(theirs)
         free = list(theirs)
         for text in mine:

@@ -12,9 +12,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from datamodules.chains import ChainRecord, aligner_query, read_chains
-from datamodules.records import split_held_out
-from datamodules.triples import triple_key
+from core.chains import ChainRecord, aligner_query, candidate_triples, read_chains
+from core.records import split_held_out
 
 
 @dataclass(frozen=True)
@@ -33,17 +32,10 @@ class ChainExamples(Dataset):
     def __init__(self, records: list[ChainRecord], num_negatives: int) -> None:
         self.records = records
         self.num_negatives = num_negatives
-        # Candidate negatives per question and hop: distinct texts, none of them a chain triple.
-        self.candidates: list[list[list[str]]] = []
-        for record in records:
-            in_chain = {triple_key(t.head, t.relation, t.tail) for t in record.chain}
-            per_hop = []
-            for hop in record.negatives:
-                texts = {}
-                for t in hop:
-                    texts.setdefault(triple_key(t.head, t.relation, t.tail), t.text)
-                per_hop.append([text for key, text in texts.items() if key not in in_chain])
-            self.candidates.append(per_hop)
+        # Candidate negatives per question and hop: distinct facts, none of them a chain triple.
+        self.candidates: list[list[list[str]]] = [
+            [[t.text for t in candidate_triples(hop, record.chain)] for hop in record.negatives] for record in records
+        ]
 
     def __getitem__(self, keys: list[ExampleKey]) -> list[dict[str, Any]]:
         return [self.example(key) for key in keys]

@@ -12,14 +12,20 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field as dc_field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal, get_args
 
-from datamodules.records import DataError, field, read_json, read_records
-from datamodules.types import Passage, Question, normalize_space, passage_id
+from datasets import Dataset
+
+from core.records import DataError, field, read_json, read_records
+from core.text import normalize_space
+from core.types import Passage, Question, passage_id
 
 DEMO_DIR = Path(__file__).parent / "demo"
 DEMO_QUESTIONS = str(DEMO_DIR / "questions.jsonl")
 DEMO_PASSAGES = str(DEMO_DIR / "passages.jsonl")
+
+Format = Literal["2wiki", "hipporag", "hotpotqa", "ircot", "musique", "plain", "unified"]
+FORMATS = get_args(Format)
 
 
 @dataclass
@@ -37,12 +43,18 @@ class Benchmark:
 class DataConfig:
     """Which benchmark to load; the defaults are the built-in demo data."""
 
-    format: str = "unified"  # one of FORMATS
+    format: Format = "unified"
+    """the questions file's format (`hipporag`: any published one, detected from the first record)"""
     questions: str = DEMO_QUESTIONS
-    corpus: str | None = DEMO_PASSAGES  # None: the union of the questions' contexts
-    gold_titles: str | None = None  # gold titles for a plain question list
-    limit: int | None = None  # only the first N questions (after `offset`)
-    offset: int = 0  # skip the first questions: e.g. a calibration split disjoint from the evaluated one
+    """the questions file (.json or .jsonl)"""
+    corpus: str | None = DEMO_PASSAGES
+    """the corpus file; null: the union of the questions' contexts"""
+    gold_titles: str | None = None
+    """gold titles for a `plain` question list"""
+    limit: int | None = None
+    """only the first N questions (after `offset`)"""
+    offset: int = 0
+    """skip the first questions: e.g. a calibration split disjoint from the evaluated one"""
 
     def load(self) -> Benchmark:
         return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit, self.offset)
@@ -216,7 +228,6 @@ READERS: dict[str, Reader] = {
     "plain": read_plain,
     "unified": read_unified,
 }
-FORMATS = sorted(READERS) + ["hipporag"]
 
 
 def load_corpus(path: str | Path) -> list[Passage]:
@@ -312,3 +323,12 @@ def _resolve_gold(parsed: list[_Parsed], passages: list[Passage], gold_titles: d
         if unknown:
             raise DataError(questions_path, item.where,
                             f"gold passage id(s) {', '.join(unknown)} of question {question.id} not in the corpus ({corpus_name})")
+
+
+def write_unified(benchmark: Benchmark, output_dir: str | Path) -> Path:
+    """Write `questions.jsonl` and `passages.jsonl` (read back with `--data.format unified`)."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("questions", benchmark.questions), ("passages", benchmark.passages)):
+        Dataset.from_list([r.to_dict() for r in rows]).to_json(out / f"{name}.jsonl", lines=True, force_ascii=False)
+    return out

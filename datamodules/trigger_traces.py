@@ -1,5 +1,5 @@
-"""Traces for calibrating MIND's trigger and entity filter: per-word signals of each generated
-sentence, per-token signals of each extracted entity, and their labels.
+"""The data of MIND's trigger calibration: traces of per-word signals of each generated sentence and
+per-token signals of each extracted entity, with their labels, as batches for `TriggerCalibrator`.
 
 `traces.jsonl`, one record per question:
 
@@ -7,24 +7,14 @@ sentence, per-token signals of each extracted entity, and their labels.
      "sentences": [{"text": "...", "entropy": [...], "attention": [...], "content": [1, 0, ...], "label": 1}, ...],
      "entities": [{"text": "...", "entropy": [...], "attention": [...], "label": 0}, ...]}
 
-Sentence values are per word (see `inference.uncertainty.word_signals`), entity values per token.
+Sentence values are per word (see `models.uncertainty.word_signals`), entity values per token.
 A sentence's label is 1 when it needs retrieval; an entity's is 1 when it is useful.
-
-Labelling (`collect_traces`), from a closed-book run of the LM on training questions:
-- a sentence needs retrieval when the closed-book answer is wrong (exact match 0 against every
-  gold answer), or when the sentence is not supported by the gold passages: under half of its
-  content words (stemmed, stopwords removed) occur in them;
-- an entity (extracted by prompt from the question and the closed-book reasoning) is useful when
-  it occurs, as a whole-word sequence, in a gold passage or in a gold answer, or a gold answer
-  occurs in it.
+`training_data.traces` writes these files (`prepare.py traces`) and documents the labelling.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,75 +22,9 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader
 
-from datamodules.records import DataError, complete_log, field, read_records, split_held_out
-from datamodules.silver_chains import contains_words, content_words
-from datamodules.types import Passage, Question
+from core.records import DataError, field, read_records, split_held_out
 
 log = logging.getLogger(__name__)
-
-SUPPORT = 0.5  # share of a sentence's content words that must occur in the gold passages
-
-
-def supported(sentence: str, gold_text: str) -> bool:
-    words = content_words(sentence)
-    return not words or len(words & content_words(gold_text)) / len(words) >= SUPPORT
-
-
-def useful(entity: str, gold_text: str, answers: Sequence[str]) -> bool:
-    return contains_words(gold_text, entity) or any(contains_words(a, entity) or contains_words(entity, a)
-                                                    for a in answers)
-
-
-def question_trace(mind, question: Question, passages: dict[str, Passage]) -> dict[str, Any]:
-    """One question's trace: `mind` is a `MindRAG` with trigger "never" and `record_signals=True`."""
-    from inference.metrics import answer_scores
-    from inference.mind import final_answer
-    from inference.retrievers import passage_text
-
-    run = mind.run(question)
-    answer = final_answer(run.answer)
-    wrong = bool(question.answers) and answer_scores(answer, question.answers)["em"] == 0
-    gold = " ".join(passage_text(passages[pid]) for pid in question.gold_passage_ids)
-    sentences = [{"text": step["sentence"], **step["signals"],
-                  "label": int(wrong or not supported(step["sentence"], gold))}
-                 for step in run.trace if step.get("signals", {}).get("entropy")]  # not the forced answer
-    entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention,
-                 "label": int(useful(e.text, gold, question.answers))}
-                for e in mind.entities(question.question, run.answer) if e.entropy]
-    return {"question_id": question.id, "closed_book_answer": answer, "sentences": sentences, "entities": entities}
-
-
-def collect_traces(mind, questions: Sequence[Question], passages: dict[str, Passage], output: str | Path,
-                   show_progress: bool = True) -> dict[str, int]:
-    """Append the traces of the questions not yet in `output` (one fsynced line each: resumable).
-
-    Returns the counts, with the labels of the whole file: a kind whose labels are all alike
-    teaches the calibration nothing.
-    """
-    from tqdm.auto import tqdm
-
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    records = [json.loads(line) for line in complete_log(output).splitlines()]
-    done = {r["question_id"] for r in records}
-    todo = [q for q in questions if q.id not in done]
-    with open(output, "a", encoding="utf-8") as f:
-        for question in tqdm(todo, desc="traces", unit="question", disable=not show_progress):
-            records.append(question_trace(mind, question, passages))
-            f.write(json.dumps(records[-1]) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-    return {"questions": len(questions), "already_written": len(done & {q.id for q in questions}), "written": len(todo),
-            **label_counts(records)}
-
-
-def label_counts(traces: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """How many sentences and entities the traces hold, and how many of each are labelled 1."""
-    sentences = [s["label"] for t in traces for s in t["sentences"]]
-    entities = [e["label"] for t in traces for e in t["entities"]]
-    return {"sentences": len(sentences), "sentences_needing_retrieval": int(sum(sentences)),
-            "entities": len(entities), "useful_entities": int(sum(entities))}
-
 
 def _numbers(record: dict, name: str, path, where: str) -> list[float]:
     values = field(record, name, list, path, where)
@@ -162,7 +86,14 @@ def collate(questions: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
 
 
 class TriggerTraceDataModule(L.LightningDataModule):
-    """Traces split by question into training and validation (`val_fraction`, `seed`)."""
+    """Traces split by question into training and validation sets.
+
+    Args:
+        traces: the `traces.jsonl` to learn from (`prepare.py traces` writes it).
+        val_fraction: share of questions held out for validation.
+        batch_size: questions per batch (all their sentences and entities).
+        seed: seeds the split and the shuffling.
+    """
 
     def __init__(self, traces: str, val_fraction: float = 0.2, batch_size: int = 16, seed: int = 0) -> None:
         super().__init__()

@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from datamodules.silver_chains import spaced, token_f1
-from datamodules.triples import Triple, parse_triples, triple_id, triple_text
+from core.text import token_f1
+from core.types import Triple, triple_id, triple_text
+from kg.triple_parser import parse_triples
+from models.chat import Message, chat_messages
+from models.lm import LanguageModel
 
 INSTRUCTION = (
     "You build a reasoning chain of knowledge triples that answers a question. You are given candidate "
@@ -62,20 +65,16 @@ def user_message(question: str, chain: Sequence[str], candidates: Sequence[str])
     return "\n".join(lines)
 
 
-DEMO_MESSAGES = [
-    message
+DEMO_PAIRS = [
+    (user_message(demo["question"], [triple_text(*t) for t in demo["chain"]], [triple_text(*t) for t in demo["candidates"]]),
+     "\n".join(demo["output"]))
     for demo in DEMOS
-    for message in (
-        {"role": "user", "content": user_message(demo["question"], [triple_text(*t) for t in demo["chain"]],
-                                                 [triple_text(*t) for t in demo["candidates"]])},
-        {"role": "assistant", "content": "\n".join(demo["output"])},
-    )
 ]
 
 
-def build_prompt(question: str, chain: Sequence[Triple], candidates: Sequence[Triple]) -> list[dict[str, str]]:
+def build_prompt(question: str, chain: Sequence[Triple], candidates: Sequence[Triple]) -> list[Message]:
     user = user_message(question, [t.text for t in chain], [t.text for t in candidates])
-    return [{"role": "system", "content": INSTRUCTION}, *DEMO_MESSAGES, {"role": "user", "content": user}]
+    return chat_messages(user, system=INSTRUCTION, demos=DEMO_PAIRS)
 
 
 @dataclass
@@ -92,7 +91,7 @@ def match_candidate(parts: tuple[str, str, str], candidates: Sequence[Triple], m
     if exact is not None:
         return exact
     text = " ".join(parts)
-    scores = [token_f1(text, spaced(t)) for t in candidates]
+    scores = [token_f1(text, t.plain_text) for t in candidates]
     best = max(range(len(candidates)), key=scores.__getitem__, default=None)  # the first of equal scores
     return candidates[best] if best is not None and scores[best] >= min_f1 else None
 
@@ -110,9 +109,9 @@ def read_output(output: str, chain: Sequence[Triple], candidates: Sequence[Tripl
 
 
 class Constructor:
-    """Calls a chat LM (`models.lm.CausalLM`) for a batch of (question, chain, candidates) at once."""
+    """Calls a chat LM for a batch of (question, chain, candidates) at once."""
 
-    def __init__(self, lm, max_new_tokens: int = 160, batch_size: int = 8) -> None:
+    def __init__(self, lm: LanguageModel, max_new_tokens: int = 160, batch_size: int = 8) -> None:
         self.lm, self.max_new_tokens, self.batch_size = lm, max_new_tokens, batch_size
 
     def __call__(self, items: Sequence[tuple[str, Sequence[Triple], Sequence[Triple]]]) -> list[Construction]:

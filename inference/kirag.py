@@ -3,7 +3,8 @@
 Each step, for every question still running:
 1. Knowledge decomposition: form the query (`aligner_query`, the format the Aligner was trained
    on), retrieve K0 passages, and collect their triples from the KG (extracted on demand).
-2. Candidate knowledge identification: score the triples not yet in the chain with the Aligner
+2. Candidate knowledge identification: score the candidate set (`candidate_triples`: the distinct
+   facts not yet in the chain, the same set the Aligner's negatives come from) with the Aligner
    (inner product of query and triple embeddings; triple embeddings come from `TripleIndex`,
    computed once per triple) and keep the top N distinct facts.
 3. Reasoning chain construction: the Constructor LLM writes the rest of the chain and its first
@@ -23,13 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from datamodules.chains import aligner_query
-from datamodules.triples import Triple
-from datamodules.types import Question
+from core.chains import aligner_query, candidate_triples
+from core.types import Question, Triple
 from inference.constructor import Constructor
 from inference.methods import Method, Prediction
 from inference.retrievers import Retriever
 from inference.triple_index import TripleIndex
+from kg.graph import TripleSource
 
 
 @dataclass
@@ -56,13 +57,13 @@ class _Run:
 
 
 class KiRAG(Method):
-    """KiRAG over `retriever`, a `KnowledgeGraph` `kg` and an Aligner `TripleIndex` (whose encoder
+    """KiRAG over `retriever`, a knowledge graph `kg` and an Aligner `TripleIndex` (whose encoder
     also embeds the queries); `constructor=None` runs the Aligner-only mode."""
 
     def __init__(
         self,
         retriever: Retriever,
-        kg,
+        kg: TripleSource,
         triples: TripleIndex,
         constructor: Constructor | None = None,
         k: int = 10,
@@ -82,8 +83,8 @@ class KiRAG(Method):
             active = [r for r in runs if not r.done]
             if not active:
                 break
-            candidates = self._candidates(active, step)
-            self._extend(active, candidates)
+            candidates = self._identify_candidates(active, step)
+            self._construct_chains(active, candidates)
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
         return [
             Prediction(r.question.id, r.ranking(self.k), retrieval_calls=r.retrieval_calls, llm_calls=r.llm_calls,
@@ -91,7 +92,7 @@ class KiRAG(Method):
             for r in runs
         ]
 
-    def _candidates(self, runs: list[_Run], step: int) -> list[list[tuple[Triple, float]]]:
+    def _identify_candidates(self, runs: list[_Run], step: int) -> list[list[tuple[Triple, float]]]:
         """Steps 1-2 for each run: retrieve, collect triples, keep the top N facts by Aligner score."""
         queries = [r.query() for r in runs]
         hits = self.retriever.search(queries, self.k0)
@@ -103,16 +104,12 @@ class KiRAG(Method):
             run.retrieval_calls += 1
             for pid, score in row:
                 run.retrieved[pid] = max(score, run.retrieved.get(pid, float("-inf")))
-            in_chain = {t.id for t in run.chain}
-            instances = [t for pid, _ in row for t in by_passage[pid] if t.id not in in_chain]
+            instances = [t for pid, _ in row for t in by_passage[pid]]
+            facts = candidate_triples(instances, run.chain)  # every instance of a fact scores the same
             top: list[tuple[Triple, float]] = []
-            if instances:
-                facts: dict[str, Triple] = {}  # fact id -> its first instance (every instance scores the same)
-                for t in instances:
-                    facts.setdefault(t.id, t)
-                unique = list(facts.values())
-                scores = self.triples.vectors(unique) @ vector
-                top = [(unique[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")[: self.num_candidates]]
+            if facts:
+                scores = self.triples.vectors(facts) @ vector
+                top = [(facts[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")[: self.num_candidates]]
                 kept = {t.id: score for t, score in top}
                 for t in instances:  # every passage stating a kept fact gets its score
                     if t.id in kept:
@@ -126,7 +123,7 @@ class KiRAG(Method):
             result.append(top)
         return result
 
-    def _extend(self, runs: list[_Run], candidates: list[list[tuple[Triple, float]]]) -> None:
+    def _construct_chains(self, runs: list[_Run], candidates: list[list[tuple[Triple, float]]]) -> None:
         """Step 3: append one triple per run (Constructor or Aligner), and decide which runs stop."""
         constructions = {}
         if self.constructor is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datamodules.types import normalize_space
+from core.text import normalize_space
 
 
 def _key(text: str) -> str:

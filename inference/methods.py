@@ -6,7 +6,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 
-from datamodules.types import Question
+from core.types import Question
 from inference.retrievers import Retriever
 
 

@@ -3,7 +3,7 @@
 Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
 1. Generate one sentence with the memory and the answer so far in the prompt, with per-token signals.
 2. Trigger: `never` (closed book), `always` (fixed interval: every sentence), `fixed` (DRAGIN:
-   max S > θ), or `dynamic` (MIND: max S > α·mean(H) + β·mean(maxAttn)); see `inference.uncertainty`.
+   max S > θ), or `dynamic` (MIND: max S > α·mean(H) + β·mean(maxAttn)); see `models.uncertainty`.
 3. On a trigger: extract entities by prompt from the question and the text so far (greedy, so
    deterministic), filter them (`none`, `cot`, `confidence`, `cot+confidence`; confidence is MIND's
    γ/(1+H) + δ·maxAttn over the entity's tokens in the extraction output, top-k or threshold), drop
@@ -21,20 +21,25 @@ The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps pa
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Literal, Protocol, get_args
 
-from datamodules.types import Passage, Question
+from core.types import Passage, Question
 from inference.constructor import ANSWER_MARK
+from inference.kirag import KiRAG
 from inference.memory import Fact, Memory
 from inference.methods import Method, Prediction
-from inference.uncertainty import decide, entity_confidence, word_signals
+from inference.retrievers import Hit, Retriever
+from models.chat import Message, chat_messages
+from models.lm import LanguageModel
+from models.uncertainty import MindParams, decide, token_confidence, word_signals
 
-FILTERS = ("none", "cot", "confidence", "cot+confidence")
-TRIGGERS = ("never", "always", "fixed", "dynamic")
+Trigger = Literal["never", "always", "fixed", "dynamic"]
+EntityFilter = Literal["none", "cot", "confidence", "cot+confidence"]
+TRIGGERS, FILTERS = get_args(Trigger), get_args(EntityFilter)
+Facts = list[tuple[str, str]]  # (fact text, source id)
 
 COT_DEMOS = [
     ("What is the county seat of the county where Lake Orvell is located?",
@@ -42,6 +47,7 @@ COT_DEMOS = [
     ("Who was born first, Mira Castell or Tomas Reyes?",
      "Mira Castell was born in 1961. Tomas Reyes was born in 1958. 1958 is earlier than 1961. So the answer is Tomas Reyes."),
 ]
+COT_INSTRUCTION = "Answer the question step by step, one fact per sentence, and end with 'So the answer is <answer>.'"
 ENTITY_INSTRUCTION = ("Extract any names, events, or relationships that might be relevant to answering the question. "
                       "Write one per line, nothing else.")
 COT_FILTER_INSTRUCTION = ("Which of the candidate entities are needed to continue the reasoning towards the answer? "
@@ -54,31 +60,10 @@ def final_answer(text: str) -> str:
     return parts[-1].strip(" .:\n") if len(parts) > 1 else text.strip()
 
 
-@dataclass
-class MindParams:
-    """α, β of the trigger, γ, δ of the entity confidence and its threshold (None: keep the top k)."""
+class FactSearch(Protocol):
+    """MIND's retrieval: the passages found for a sub-query, and the facts to keep in memory."""
 
-    alpha: float = 1.0
-    beta: float = 1.0
-    gamma: float = 1.0
-    delta: float = 0.2
-    threshold: float | None = None
-
-    @classmethod
-    def load(cls, path: str | Path) -> "MindParams":
-        """Read the JSON a `TriggerCalibrator` saved (`save_params`)."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"trigger parameters {str(path)!r} do not exist")
-        try:
-            values = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error})") from None
-        missing = [k for k in ("alpha", "beta", "gamma", "delta") if not isinstance(values.get(k), (int, float))]
-        if missing:
-            raise ValueError(f"{path}: missing or non-numeric {', '.join(missing)}")
-        return cls(**{k: float(values[k]) for k in ("alpha", "beta", "gamma", "delta")},
-                   threshold=values.get("threshold"))
+    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]: ...
 
 
 @dataclass
@@ -89,14 +74,10 @@ class Entity:
     attention: list[float] = field(default_factory=list)
 
 
-def cot_prompt(question: str, memory: str) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": "Answer the question step by step, one fact per sentence, and end "
-                                              "with 'So the answer is <answer>.'"}]
-    for q, a in COT_DEMOS:
-        messages += [{"role": "user", "content": f"Question: {q}"}, {"role": "assistant", "content": a}]
+def cot_prompt(question: str, memory: str) -> list[Message]:
     context = f"Facts:\n{memory}\n\n" if memory else ""
-    messages.append({"role": "user", "content": f"{context}Question: {question}"})
-    return messages
+    return chat_messages(f"{context}Question: {question}", system=COT_INSTRUCTION,
+                         demos=[(f"Question: {q}", a) for q, a in COT_DEMOS])
 
 
 def parse_entities(text: str) -> list[tuple[str, int, int]]:
@@ -140,19 +121,19 @@ class MindRun:
 
 
 class MindRAG(Method):
-    """MIND over `lm` (`models.lm.CausalLM`) and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
+    """MIND over `lm` and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
 
     answers = True
     batched = False
 
     def __init__(
         self,
-        lm,
-        search,
-        trigger: str = "dynamic",
+        lm: LanguageModel,
+        search: FactSearch | None,
+        trigger: Trigger = "dynamic",
         params: MindParams | None = None,
         fixed_threshold: float = 1.0,
-        entity_filter: str = "cot+confidence",
+        entity_filter: EntityFilter = "cot+confidence",
         top_entities: int = 2,
         retrieve_k: int = 3,
         memory_capacity: int = 8,
@@ -203,7 +184,7 @@ class MindRAG(Method):
                 retrieve, detail = self.trigger == "always" and bool(words.words), {}
             else:
                 fixed = self.fixed_threshold if self.trigger == "fixed" else None
-                d = decide(words, self.params.alpha, self.params.beta, fixed)
+                d = decide(words, self.params, fixed)
                 retrieve, detail = d.retrieve, {"max_score": d.max_score, "threshold": d.threshold, "word": d.word}
             step = {"sentence": generation.text, "retrieve": retrieve, **detail}
             if self.record_signals:
@@ -245,31 +226,28 @@ class MindRAG(Method):
 
     def entities(self, question: str, reasoning: str) -> list[Entity]:
         """Entities extracted by prompt (greedy), each with its confidence from its own tokens' signals."""
-        messages = [{"role": "system", "content": ENTITY_INSTRUCTION},
-                    {"role": "user", "content": f"Question: {question}\nReasoning so far: {reasoning}"}]
+        messages = chat_messages(f"Question: {question}\nReasoning so far: {reasoning}", system=ENTITY_INSTRUCTION)
         generation = self.lm.chat([messages], max_new_tokens=48, batch_size=1, return_signals=True,
                                   stop_repeated_lines=True)[0]
         signals, entities = generation.signals, []
         for text, start, end in parse_entities(generation.text):
             first, last = token_range(signals.pieces, start, end)
             h, a = signals.entropy[first:last], signals.max_attention[first:last]
-            entities.append(Entity(text, entity_confidence(h, a, self.params.gamma, self.params.delta),
-                                   h.tolist(), a.tolist()))
+            entities.append(Entity(text, token_confidence(h, a, self.params), h.tolist(), a.tolist()))
         return entities
 
     def _filter(self, state: MindRun, entities: list[Entity]) -> list[Entity]:
         if not entities or self.entity_filter == "none":
             return entities
-        if "cot" in self.entity_filter:
+        if self.entity_filter in ("cot", "cot+confidence"):
             state.llm_calls += 1
             numbered = "\n".join(f"{i}. {e.text}" for i, e in enumerate(entities, start=1))
-            messages = [{"role": "system", "content": COT_FILTER_INSTRUCTION},
-                        {"role": "user", "content": f"Question: {state.question.question}\nReasoning so far: "
-                                                    f"{state.answer}\nCandidate entities:\n{numbered}"}]
+            messages = chat_messages(f"Question: {state.question.question}\nReasoning so far: {state.answer}\n"
+                                     f"Candidate entities:\n{numbered}", system=COT_FILTER_INSTRUCTION)
             reply = self.lm.chat([messages], max_new_tokens=16, batch_size=1)[0].text
             chosen = {int(n) for n in re.findall(r"\d+", reply)}
             entities = [e for i, e in enumerate(entities, start=1) if i in chosen]
-        if "confidence" in self.entity_filter:
+        if self.entity_filter in ("confidence", "cot+confidence"):
             ranked = sorted(entities, key=lambda e: -e.confidence)
             if self.params.threshold is not None:
                 entities = [e for e in ranked if e.confidence >= self.params.threshold]
@@ -278,17 +256,13 @@ class MindRAG(Method):
         return entities
 
 
-Hits = list[tuple[str, float]]
-Facts = list[tuple[str, str]]  # (fact text, source id)
-
-
 class PassageSearch:
     """A retriever (BM25 or dense) as MIND's search: the facts are the passages themselves."""
 
-    def __init__(self, retriever, passages: dict[str, Passage]) -> None:
+    def __init__(self, retriever: Retriever, passages: dict[str, Passage]) -> None:
         self.retriever, self.passages = retriever, passages
 
-    def search_with_facts(self, query: str, k: int) -> tuple[Hits, Facts]:
+    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]:
         hits = self.retriever.search([query], k)[0]
         return hits, [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits]
 
@@ -296,9 +270,9 @@ class PassageSearch:
 class KiRAGSearch:
     """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples."""
 
-    def __init__(self, kirag) -> None:
+    def __init__(self, kirag: KiRAG) -> None:
         self.kirag = kirag
 
-    def search_with_facts(self, query: str, k: int) -> tuple[Hits, Facts]:
+    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]:
         prediction = self.kirag.predict([Question(id="mind-subquery", question=query)])[0]
         return prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain]

@@ -6,8 +6,10 @@ import re
 import time
 from collections.abc import Sequence
 
-from datamodules.types import Passage, Question
+from core.types import Passage, Question
 from inference.methods import Method, Prediction
+from models.chat import Message, chat_messages
+from models.lm import LanguageModel
 
 INSTRUCTION = "Given some context and a question, please only output the answer to the question."
 
@@ -24,12 +26,9 @@ def user_message(question: str, passages: Sequence[tuple[str, str]]) -> str:
     return f"{INSTRUCTION}\n\nContext:\n{context}\n\nQuestion: {question}"
 
 
-def build_prompt(question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
-    return [
-        {"role": "user", "content": user_message(DEMO_QUESTION, DEMO_CONTEXT)},
-        {"role": "assistant", "content": DEMO_ANSWER},
-        {"role": "user", "content": user_message(question, [(p.title, p.text) for p in passages])},
-    ]
+def build_prompt(question: str, passages: Sequence[Passage]) -> list[Message]:
+    return chat_messages(user_message(question, [(p.title, p.text) for p in passages]),
+                         demos=[(user_message(DEMO_QUESTION, DEMO_CONTEXT), DEMO_ANSWER)])
 
 
 def clean_answer(text: str) -> str:
@@ -41,9 +40,9 @@ def clean_answer(text: str) -> str:
 
 
 class Reader:
-    """Answers questions from passages with a chat LM (`models.lm.CausalLM`), greedy, in batches."""
+    """Answers questions from passages with a chat LM, greedy, in batches."""
 
-    def __init__(self, lm, top_k: int = 3, max_new_tokens: int = 32, batch_size: int = 8) -> None:
+    def __init__(self, lm: LanguageModel, top_k: int = 3, max_new_tokens: int = 32, batch_size: int = 8) -> None:
         self.lm, self.top_k, self.max_new_tokens, self.batch_size = lm, top_k, max_new_tokens, batch_size
 
     def answer(self, questions: Sequence[Question], contexts: Sequence[Sequence[Passage]]) -> list[str]:

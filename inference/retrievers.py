@@ -21,12 +21,15 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from datamodules.types import Passage
-from models.encoder import Encoder
+import Stemmer
+
+from core.types import Passage
+from models.encoder import Encoder, TextEncoder
 
 log = logging.getLogger(__name__)
 
 Hit = tuple[str, float]
+RetrieverKind = Literal["bm25", "dense"]
 CACHE_VERSION = 1
 
 
@@ -112,7 +115,7 @@ class Retriever(ABC):
 
 
 class BM25Retriever(Retriever):
-    """BM25 (bm25s) with English stopwords, and Snowball stemming when PyStemmer is installed.
+    """BM25 (bm25s) with Lucene's English stopwords and Snowball stemming (PyStemmer).
 
     Only passages sharing at least one term with the query are returned, as in Lucene.
     """
@@ -122,18 +125,11 @@ class BM25Retriever(Retriever):
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene") -> None:
         super().__init__()
         self.k1, self.b, self.method = k1, b, method
-        try:
-            import Stemmer
-
-            self.stemmer = Stemmer.Stemmer("english")
-        except ImportError:
-            log.warning("PyStemmer is not installed: BM25 runs without stemming")
-            self.stemmer = None
+        self.stemmer = Stemmer.Stemmer("english")
         self.index: bm25s.BM25 | None = None
 
     def settings(self) -> dict:
-        stemmer = "english" if self.stemmer else None
-        return {"k1": self.k1, "b": self.b, "method": self.method, "stopwords": "en", "stemmer": stemmer}
+        return {"k1": self.k1, "b": self.b, "method": self.method, "stopwords": "en", "stemmer": "english"}
 
     def _tokenize(self, texts: list[str], return_ids: bool):
         return bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, return_ids=return_ids, show_progress=False)
@@ -170,13 +166,12 @@ class DenseRetriever(Retriever):
 
     def __init__(
         self,
-        encoder: Encoder,
+        encoder: TextEncoder,
         index: Literal["flat", "hnsw"] = "flat",
         hnsw_m: int = 32,
         ef_construction: int = 200,
         ef_search: int = 128,
         device: Literal["auto", "cpu", "cuda"] = "auto",
-        batch_size: int = 64,
         chunk_size: int = 4096,
     ) -> None:
         super().__init__()
@@ -190,7 +185,6 @@ class DenseRetriever(Retriever):
         self.index_type = index
         self.hnsw_m, self.ef_construction, self.ef_search = hnsw_m, ef_construction, ef_search
         self.device = device
-        self.batch_size = batch_size
         self.chunk_size = chunk_size
         self.index: faiss.Index | None = None
         self._cpu_index: faiss.Index | None = None
@@ -209,7 +203,7 @@ class DenseRetriever(Retriever):
                 if path is not None and path.exists():
                     emb = np.load(path)
                 else:
-                    emb = self.encoder.encode(texts[start:end], "passage", self.batch_size)
+                    emb = self.encoder.encode(texts[start:end], "passage")
                     if path is not None:
                         tmp = path.with_name(path.stem + ".tmp.npy")
                         np.save(tmp, emb)
@@ -255,7 +249,7 @@ class DenseRetriever(Retriever):
         return self.device == "cuda" or (self.device == "auto" and gpus > 0 and self.index_type == "flat")
 
     def _search(self, queries: list[str], k: int) -> list[list[Hit]]:
-        q = self.encoder.encode(queries, "query", self.batch_size, show_progress=False)
+        q = self.encoder.encode(queries, "query", show_progress=False)
         scores, idx = self.index.search(q, k)
         return [
             [(self.ids[i], float(s)) for i, s in zip(row_idx, row_scores) if i >= 0]
@@ -263,10 +257,10 @@ class DenseRetriever(Retriever):
         ]
 
 
-RETRIEVERS: dict[str, type[Retriever]] = {"bm25": BM25Retriever, "dense": DenseRetriever}
+RETRIEVERS: dict[RetrieverKind, type[Retriever]] = {"bm25": BM25Retriever, "dense": DenseRetriever}
 
 
-def make_retriever(kind: str, encoder: Encoder | str | None = None, **kwargs) -> Retriever:
+def make_retriever(kind: RetrieverKind, encoder: TextEncoder | str | None = None, **kwargs) -> Retriever:
     """Build a retriever by name; for "dense", `encoder` is an Encoder or a name for `Encoder(...)`."""
     if kind not in RETRIEVERS:
         raise ValueError(f"unknown retriever {kind!r}; known: {', '.join(sorted(RETRIEVERS))}")

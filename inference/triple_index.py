@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from datamodules.triples import Triple
+from core.types import Triple
+from models.encoder import TextEncoder
 
 
 class TripleIndex:
-    """Embeddings of triples by id, for one encoder (`encode(texts, kind, batch_size, show_progress)`)."""
+    """Embeddings of triples by id, for one encoder."""
 
-    def __init__(self, encoder, cache_dir: str | os.PathLike | None = None, batch_size: int = 64) -> None:
+    def __init__(self, encoder: TextEncoder, cache_dir: str | os.PathLike | None = None) -> None:
         self.encoder = encoder
-        self.batch_size = batch_size
         self.folder = Path(cache_dir) / f"triples-{encoder.fingerprint()}" if cache_dir is not None else None
         self.rows: dict[str, int] = {}
         self._data = np.zeros((0, 0), np.float32)  # rows [0, len) are filled; doubles when full
@@ -59,7 +59,7 @@ class TripleIndex:
             if t.id not in self.rows:
                 new.setdefault(t.id, t.text)
         if new:
-            vectors = self.encoder.encode(list(new.values()), "passage", self.batch_size, show_progress=False)
+            vectors = self.encoder.encode(list(new.values()), "passage", show_progress=False)
             if self.folder is not None:
                 self._save(list(new), vectors)
             self._append(list(new), vectors)

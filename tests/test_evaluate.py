@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from datamodules.loaders import DEMO_DIR
-from evaluate import EvalConfig, main, parse_config
+from evaluate import main
+from evaluation.config import EvalConfig, parse_config
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
+from models.encoder import EncoderConfig
 
 
 def run_files(out):
@@ -25,6 +27,21 @@ def test_yaml_config_and_dotted_overrides(tmp_path):
     assert isinstance(config, EvalConfig)
     assert (config.data.format, config.data.limit, config.retriever) == ("musique", 5, "dense")
     assert (config.encoder.pooling, config.index.type) == ("cls", "hnsw")
+
+
+def test_labels_and_the_aligner_settings():
+    config = parse_config(["--method", "kirag", "--aligner.name", "runs/x/model", "--aligner.batch_size", "8"])
+    assert config.label() == "kirag aligner-only (model, bm25)"
+    assert isinstance(config.aligner, EncoderConfig) and config.aligner.cache_dir == ".cache/triple_embeddings"
+    assert (config.aligner.max_length, config.aligner.query_max_length, config.aligner.batch_size) == (64, 256, 8)
+    assert (config.encoder.max_length, config.encoder.query_max_length) == (256, None)  # the dense retriever's
+    assert parse_config(["--method", "kirag", "--kirag.constructor", "true", "--retriever", "dense"]).label() == (
+        "kirag constructor (minilm, dense)")
+    assert parse_config(["--method", "mind", "--mind.params", "p.json"]).label() == (
+        "mind calibrated, cot+confidence (bm25)")
+    assert parse_config(["--method", "kirag+mind", "--mind.entity_filter", "none"]).label() == (
+        "kirag+mind hand-set, none (bm25)")
+    assert parse_config([]).label() == "rag (bm25)" and parse_config(["--name", "mine"]).label() == "mine"
 
 
 def test_bm25_on_demo_writes_metrics_predictions_and_table(tmp_path):

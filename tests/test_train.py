@@ -9,9 +9,9 @@ from conftest import tiny_bert
 from transformers import AutoModel
 
 import export
-from datamodules.chains import ChainRecord, write_chains
-from datamodules.triples import Triple
-from train import cli_main
+from core.chains import ChainRecord, write_chains
+from core.cli import lightning_cli
+from core.types import Triple
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs" / "aligner").glob("*.yaml"))
@@ -41,7 +41,7 @@ def fit_args(inputs, run_dir, *extra: str) -> list[str]:
     """10 questions for training, 2 for validation, batches of 4: 5 steps per epoch, 2 epochs."""
     return [
         "fit", "--config", str(ROOT / "configs" / "aligner" / "demo.yaml"),
-        "--model.model", str(inputs / "model"), "--model.lr", "1e-3",
+        "--model.encoder.name", str(inputs / "model"), "--model.lr", "1e-3",
         "--data.chains", str(inputs / "chains.jsonl"), "--data.batch_size", "4",
         "--trainer.logger", "false", "--trainer.max_epochs", "2", "--trainer.deterministic", "true",
         "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
@@ -83,21 +83,21 @@ class RecordQuestions(L.Callback):
 def full_run(inputs, tmp_path_factory):
     """An uninterrupted run of 10 steps that saves a checkpoint after every step."""
     run_dir = tmp_path_factory.mktemp("full")
-    cli = cli_main(fit_args(inputs, run_dir, "--trainer.callbacks.every_n_train_steps", "1"))
+    cli = lightning_cli(fit_args(inputs, run_dir, "--trainer.callbacks.every_n_train_steps", "1"))
     return run_dir, cli
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.stem for c in CONFIGS])
 def test_every_config_parses(config, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["fit", "--config", str(config), "--print_config"])
+        lightning_cli(["fit", "--config", str(config), "--print_config"])
     assert exit_info.value.code == 0
     printed = capsys.readouterr().out
     assert "val/mrr" in printed and "gradient_clip_val: 1.0" in printed
 
 
 def test_fast_dev_run_through_the_cli(inputs, tmp_path):
-    cli = cli_main(fit_args(inputs, tmp_path, "--trainer.fast_dev_run", "true"))
+    cli = lightning_cli(fit_args(inputs, tmp_path, "--trainer.fast_dev_run", "true"))
     assert cli.trainer.state.finished and cli.trainer.global_step == 1
     assert torch.isfinite(cli.trainer.callback_metrics["train/loss"])
     assert 0 < cli.trainer.callback_metrics["val/mrr"] <= 1
@@ -109,10 +109,10 @@ def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_ru
     # A checkpoint after every step (not waiting for val/mrr), killed in the middle of the first epoch.
     every_step = ["--trainer.callbacks.every_n_train_steps", "1", "--trainer.callbacks.monitor", "null"]
     with pytest.raises(Preempted):
-        cli_main(fit_args(inputs, tmp_path, *every_step,
+        lightning_cli(fit_args(inputs, tmp_path, *every_step,
                           f"--trainer.callbacks+={__name__}.PreemptAtStep", "--trainer.callbacks.step", "3"))
     assert torch.load(tmp_path / "checkpoints" / "last.ckpt", weights_only=False)["global_step"] == 3
-    resumed = cli_main(fit_args(inputs, tmp_path, "--ckpt_path", "last"))
+    resumed = lightning_cli(fit_args(inputs, tmp_path, "--ckpt_path", "last"))
     assert resumed.trainer.global_step == 10
     expected, actual = full.model.state_dict(), resumed.model.state_dict()
     assert expected.keys() == actual.keys()
@@ -135,7 +135,7 @@ def test_export_cli_writes_a_loadable_folder_with_card_and_fails_clearly_offline
 
 def test_two_process_ddp_shares_each_global_batch_between_ranks(inputs, tmp_path):
     """CPU processes with gloo: gathered loss, rank shards, synced metrics, unequal validation shares."""
-    cli = cli_main(fit_args(inputs, tmp_path, "--trainer.strategy", "ddp_spawn", "--trainer.devices", "2",
+    cli = lightning_cli(fit_args(inputs, tmp_path, "--trainer.strategy", "ddp_spawn", "--trainer.devices", "2",
                             "--trainer.max_epochs", "1", f"--trainer.callbacks+={__name__}.RecordQuestions",
                             f"--trainer.callbacks.folder={tmp_path}"))
     assert 0 <= cli.trainer.callback_metrics["val/mrr"] <= 1

@@ -1,15 +1,13 @@
-"""The Aligner's chains file, query format and datamodule: splits, sampling, batching, sharding."""
+"""The Aligner's datamodule: splits, examples, negatives, sampling, batching, sharding."""
 
-import json
 from collections import Counter
 from types import SimpleNamespace
 
 import pytest
 
 from datamodules.aligner_datamodule import AlignerDataModule
-from datamodules.chains import ChainRecord, aligner_query, read_chains, write_chains
-from datamodules.records import DataError
-from datamodules.triples import Triple, triple_key
+from core.chains import ChainRecord, aligner_query, write_chains
+from core.types import Triple, triple_key
 
 
 def hand_made_chains() -> list[ChainRecord]:
@@ -56,28 +54,6 @@ def epoch_batches(dm, epoch=0) -> list[dict]:
     loader = dm.train_dataloader()
     loader.sampler.set_epoch(epoch)
     return list(loader)
-
-
-def test_query_is_the_question_alone_at_the_first_hop_then_the_chain():
-    assert aligner_query("Who founded X?", []) == "Who founded X?"
-    assert aligner_query("Who founded X?", ["<X; founded by; Y>", "<Y; born in; Z>"]) == (
-        "Who founded X?\nknowledge triples: <X; founded by; Y>. <Y; born in; Z>."
-    )
-
-
-def test_chains_round_trip_and_errors_name_file_line_and_field(tmp_path, chains_file):
-    assert read_chains(chains_file) == hand_made_chains()
-    record = hand_made_chains()[0].to_dict()
-    del record["chain"][1]["tail"]
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps(hand_made_chains()[1].to_dict()) + "\n" + json.dumps(record) + "\n")
-    with pytest.raises(DataError, match=r"bad.jsonl: line 2, chain\[1\]: missing field 'tail'"):
-        read_chains(bad)
-    record = hand_made_chains()[0].to_dict()
-    record["negatives"].pop()
-    bad.write_text(json.dumps(hand_made_chains()[1].to_dict()) + "\n" + json.dumps(record) + "\n")
-    with pytest.raises(DataError, match=r"line 2: field 'negatives' should hold one list per chain triple"):
-        read_chains(bad)
 
 
 def test_split_is_by_question_deterministic_and_drops_incomplete(chains_file):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from core.records import DataError
 from datamodules.loaders import load_benchmark
-from datamodules.records import DataError
 
 RECORD = {"_id": "h1", "question": "Q?", "answer": "A", "supporting_facts": [["T", 0]],
           "context": [["T", ["Text one."]], ["U", ["Text two."]]]}

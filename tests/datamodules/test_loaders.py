@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from datamodules.loaders import DataConfig, load_benchmark, load_corpus
-from datamodules.types import Passage, passage_id
+from core.types import Passage, passage_id
+from datamodules.loaders import DataConfig, load_benchmark, load_corpus, write_unified
 
 
 def write(path, value, lines=False):
@@ -104,10 +104,9 @@ def test_hipporag_layout_sniffs_the_question_format(tmp_path):
     assert bench.questions[0].type == "2hop" and len(bench.questions[0].gold_passage_ids) == 2
 
 
-def test_unified_round_trip_through_prepare(tmp_path):
-    from prepare import write_unified
-
+def test_unified_round_trip(tmp_path, capsys):
     out = write_unified(DataConfig("musique", str(write(tmp_path / "q.json", [MUSIQUE])), corpus=None).load(), str(tmp_path / "u"))
+    assert out == tmp_path / "u" and capsys.readouterr().out == ""  # the caller reports, not the library
     original = load_benchmark("musique", tmp_path / "q.json")
     again = load_benchmark("unified", out / "questions.jsonl", out / "passages.jsonl")
     assert [q.to_dict() for q in again.questions] == [q.to_dict() for q in original.questions]
@@ -160,8 +159,6 @@ def test_shared_data_loads_with_every_gold_passage_resolved(shared_data, fmt, qu
 
 
 def test_offset_and_limit_select_a_slice_of_the_questions():
-    from datamodules.loaders import DataConfig
-
     every = [q.id for q in DataConfig().load().questions]
     assert [q.id for q in DataConfig(limit=3, offset=2).load().questions] == every[2:5]
     assert [q.id for q in DataConfig(offset=len(every) - 1).load().questions] == every[-1:]

@@ -2,8 +2,7 @@
 
 import pytest
 
-from datamodules.triples import Triple
-from datamodules.types import Passage, Question
+from core.types import Passage, Question, Triple
 from inference.constructor import Constructor, build_prompt, match_candidate, read_output
 from inference.methods import Prediction
 from inference.reader import INSTRUCTION, Reader, ReadingMethod, clean_answer

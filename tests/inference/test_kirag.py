@@ -5,16 +5,16 @@ import shutil
 import numpy as np
 import pytest
 
+from core.chains import ChainRecord
+from core.types import Triple
 from datamodules.aligner_datamodule import ChainExamples, ExampleKey
-from datamodules.chains import ChainRecord
-from datamodules.extraction import KnowledgeGraph
-from datamodules.kg_store import KGStore
 from datamodules.loaders import DEMO_DIR, DataConfig
-from datamodules.triples import Triple
 from inference.constructor import Construction
 from inference.kirag import KiRAG, _Run
 from inference.retrievers import BM25Retriever
 from inference.triple_index import TripleIndex
+from kg.graph import KnowledgeGraph
+from kg.store import KGStore
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +36,16 @@ def kg(demo, tmp_path):
 
 
 class CountingEncoder:
-    """Wraps an Encoder and records every text it embeds, by kind."""
+    """Wraps an Encoder and records every text it embeds, by kind, and the batch sizes asked for."""
 
     def __init__(self, encoder):
         self.encoder = encoder
         self.calls = {"query": [], "passage": []}
+        self.batch_sizes = set()
 
-    def encode(self, texts, kind="passage", batch_size=64, show_progress=True):
+    def encode(self, texts, kind="passage", batch_size=None, show_progress=True):
         self.calls[kind].extend(texts)
+        self.batch_sizes.add(batch_size)
         return self.encoder.encode(texts, kind, batch_size, show_progress=False)
 
     def fingerprint(self):
@@ -125,6 +127,7 @@ def test_triple_embeddings_are_computed_once_and_persisted(demo, retriever, kg, 
     embedded = counting.calls["passage"]
     assert embedded and len(embedded) == len(set(embedded))  # each fact once
     assert len(counting.calls["query"]) == 3 * len(questions)  # one query encoding per question and step
+    assert counting.batch_sizes == {None}  # the encoder's own batch size applies
 
     second = method.predict(questions)
     assert len(counting.calls["passage"]) == len(embedded)  # nothing recomputed

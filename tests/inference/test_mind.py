@@ -1,12 +1,11 @@
-"""MIND's pieces: entity parsing and spans, the filters on hand-set confidences, and loading parameters."""
-
-import json
+"""MIND's pieces: entity parsing and spans, the filters on hand-set confidences, the trigger's parameters."""
 
 import pytest
 
-from datamodules.types import Question
+from core.types import Question
 from inference.memory import Memory
-from inference.mind import Entity, MindParams, MindRAG, MindRun, final_answer, parse_entities, token_range
+from inference.mind import Entity, MindRAG, MindRun, final_answer, parse_entities, token_range
+from models.uncertainty import MindParams
 
 
 def test_parse_entities_drops_numbering_and_duplicates():
@@ -87,14 +86,21 @@ def test_the_loop_stops_when_a_sentence_repeats_then_completes_the_answer():
     assert final_answer(run.answer) == "Drusk is a village"
 
 
-def test_params_load_and_errors(tmp_path):
-    path = tmp_path / "trigger.json"
-    path.write_text(json.dumps({"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}))
-    assert MindParams.load(path) == MindParams(0.4, 1.5, 1.0, 0.6, 0.5)
-    path.write_text(json.dumps({"alpha": 0.4}))
-    with pytest.raises(ValueError, match="beta, gamma, delta"):
-        MindParams.load(path)
-    with pytest.raises(FileNotFoundError, match="missing.json"):
-        MindParams.load(tmp_path / "missing.json")
-    with pytest.raises(ValueError, match="trigger must be"):
+@pytest.mark.parametrize("trigger, params, threshold", [
+    ("dynamic", MindParams(), 0.2),  # θ = 1·mean(H) + 1·mean(A) = 0.1 + 0.1
+    ("dynamic", MindParams(alpha=3.0, beta=0.5), 0.35),
+    ("fixed", MindParams(alpha=3.0, beta=0.5), 0.05),  # DRAGIN's θ ignores α and β
+])
+def test_the_trigger_decides_with_the_given_params(trigger, params, threshold):
+    run = MindRAG(LoopingLM(), None, trigger=trigger, params=params, fixed_threshold=0.05, max_sentences=1).run(
+        Question("q", "Where?"))
+    first = run.trace[0]
+    assert first["threshold"] == pytest.approx(threshold) and first["max_score"] == pytest.approx(0.01)
+    assert first["word"] == "Drusk" and not first["retrieve"] and run.retrieval_calls == 0
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="trigger must be one of never, always, fixed, dynamic"):
         MindRAG(None, None, trigger="sometimes")
+    with pytest.raises(ValueError, match="entity_filter must be one of none, cot, confidence, cot\\+confidence"):
+        MindRAG(None, None, entity_filter="cot+none")

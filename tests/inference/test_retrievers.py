@@ -2,7 +2,7 @@ import faiss
 import numpy as np
 import pytest
 
-from datamodules.types import Passage
+from core.types import Passage
 from inference.retrievers import BM25Retriever, DenseRetriever, make_retriever, passage_text
 
 CORPUS = [
@@ -57,6 +57,19 @@ def test_dense_returns_k_best_first_from_corpus(tiny_encoder):
         assert {pid for pid, _ in hits} <= set(IDS)
     (everything,) = dense.search(QUERIES[:1], k=50)
     assert sorted(pid for pid, _ in everything) == sorted(IDS)
+
+
+def test_dense_batches_by_the_encoders_config(make_tiny_encoder, monkeypatch):
+    encoder = make_tiny_encoder(batch_size=4)
+    sizes = []
+    forward = encoder.forward
+    monkeypatch.setattr(encoder, "forward",
+                        lambda texts, kind="passage": sizes.append((kind, len(texts))) or forward(texts, kind))
+    dense = DenseRetriever(encoder)
+    dense.build(CORPUS)
+    assert sizes == [("passage", 4), ("passage", 2)]
+    dense.search(QUERIES * 2, k=1)
+    assert sizes[2:] == [("query", 4), ("query", 2)]
 
 
 def test_flat_search_equals_brute_force(tiny_encoder):

@@ -1,28 +1,34 @@
-"""AlignerModule: embedding layout, loss, validation metrics, optimizer groups, export, LoRA, hub errors."""
+"""AlignerModule: its encoder settings, embedding layout, loss, validation metrics, optimizer groups, LoRA."""
 
-import json
+import inspect
+from dataclasses import asdict
 from types import SimpleNamespace
 
-import huggingface_hub.constants
 import pytest
 import torch
 from torch import nn
-from transformers import AutoModel, AutoTokenizer
 
 from datamodules.aligner_datamodule import collate
-from models.aligner import AlignerModule, push_to_hub
-from models.encoder import Encoder
+from models.aligner import AlignerModule
+from models.encoder import EncoderConfig
 
-TEXTS = ["who was born in the city", "<river; flows through; city>", "<band; released; album>"]
+def aligner(model_dir: str, **kwargs) -> AlignerModule:
+    """An Aligner over the saved tiny model, with the default lengths: 64 tokens for triples, 256 for queries."""
+    return AlignerModule(EncoderConfig(name=model_dir, max_length=64, query_max_length=256), **kwargs)
 
 
-@pytest.fixture
-def model_dir(tmp_path, make_tiny_encoder):
-    """A tiny random BERT saved as a folder, as a user's local model would be."""
-    encoder = make_tiny_encoder()
-    encoder.model.save_pretrained(tmp_path / "tiny")
-    encoder.tokenizer.save_pretrained(tmp_path / "tiny")
-    return str(tmp_path / "tiny")
+def test_encoder_settings_are_kept_as_a_plain_dict_and_rebuilt_from_it(tiny_model_dir):
+    config = EncoderConfig(name=tiny_model_dir, pooling="cls", query_prefix="query: ", passage_prefix="passage: ",
+                           max_length=32, query_max_length=128)
+    module = AlignerModule(config, temperature=0.05)
+    assert module.hparams.encoder == asdict(config) and type(module.hparams.encoder) is dict
+    assert module.encoder.config == config
+    assert module.encoder.prefixes == {"query": "query: ", "passage": "passage: "}
+    assert module.encoder.max_lengths == {"query": 128, "passage": 32}
+    again = AlignerModule(**module.hparams)  # as load_from_checkpoint does
+    assert again.encoder.config == config and again.hparams.temperature == 0.05
+    default = inspect.signature(AlignerModule).parameters["encoder"].default
+    assert (default.name, default.max_length, default.query_max_length) == ("minilm", 64, 256)
 
 
 def a_batch() -> dict:
@@ -36,8 +42,8 @@ def a_batch() -> dict:
     return collate(examples)
 
 
-def test_embed_lays_out_negatives_by_mask(model_dir):
-    module = AlignerModule(model=model_dir).eval()
+def test_embed_lays_out_negatives_by_mask(tiny_model_dir):
+    module = aligner(tiny_model_dir).eval()
     batch = a_batch()
     with torch.no_grad():
         queries, positives, negatives, mask = module.embed(batch)
@@ -50,8 +56,8 @@ def test_embed_lays_out_negatives_by_mask(model_dir):
     assert negatives[1].abs().sum() == 0 and negatives[2, 1].abs().sum() == 0
 
 
-def test_training_step_gives_a_finite_loss_with_gradients(model_dir):
-    module = AlignerModule(model=model_dir, temperature=0.05)
+def test_training_step_gives_a_finite_loss_with_gradients(tiny_model_dir):
+    module = aligner(tiny_model_dir, temperature=0.05)
     loss = module.training_step(a_batch(), 0)
     loss.backward()
     assert torch.isfinite(loss) and loss > 0
@@ -60,8 +66,8 @@ def test_training_step_gives_a_finite_loss_with_gradients(model_dir):
     assert all(p.grad is None for p in module.encoder.model.pooler.parameters())  # frozen, unused
 
 
-def test_validation_ranks_each_positive_among_its_own_candidates(model_dir, monkeypatch):
-    module = AlignerModule(model=model_dir)
+def test_validation_ranks_each_positive_among_its_own_candidates(tiny_model_dir, monkeypatch):
+    module = aligner(tiny_model_dir)
     q = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
     pos = torch.tensor([[0.9, 0.1], [0.0, 1.0], [1.0, 0.0]])
     negs = torch.tensor([[[1.0, 0.0], [0.0, 1.0]], [[5.0, 5.0], [9.0, 0.0]], [[0.5, 0.5], [9.0, 0.0]]])
@@ -73,8 +79,8 @@ def test_validation_ranks_each_positive_among_its_own_candidates(model_dir, monk
     assert results == pytest.approx({"val/mrr": (0.5 + 1 + 1) / 3, "val/r@1": 2 / 3, "val/r@5": 1.0})
 
 
-def test_no_weight_decay_on_biases_and_norms_and_linear_warmup(model_dir):
-    module = AlignerModule(model=model_dir, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
+def test_no_weight_decay_on_biases_and_norms_and_linear_warmup(tiny_model_dir):
+    module = aligner(tiny_model_dir, lr=1e-3, weight_decay=0.01, warmup_ratio=0.1)
     module.trainer = SimpleNamespace(estimated_stepping_batches=100)
     config = module.configure_optimizers()
     optimizer, scheduler = config["optimizer"], config["lr_scheduler"]["scheduler"]
@@ -95,57 +101,3 @@ def test_no_weight_decay_on_biases_and_norms_and_linear_warmup(model_dir):
         scheduler.step()
     assert lrs[0] == 0 and lrs[5] == pytest.approx(5e-4) and lrs[10] == pytest.approx(1e-3)
     assert lrs[55] == pytest.approx(5e-4) and optimizer.param_groups[0]["lr"] == 0
-
-
-def exported_encoder(folder, **kwargs) -> Encoder:
-    return Encoder(model=AutoModel.from_pretrained(folder), tokenizer=AutoTokenizer.from_pretrained(folder), **kwargs)
-
-
-def test_export_loads_with_transformers_and_writes_sentence_transformers_files(model_dir, tmp_path):
-    module = AlignerModule(model=model_dir, pooling="cls", query_prefix="query: ", passage_prefix="passage: ",
-                           query_max_length=128)
-    module.val_results = {"val/mrr": 0.625, "val/r@1": 0.5}
-    module.data_hparams = {"chains": "runs/chains/demo/chains.jsonl"}
-    folder = module.export(tmp_path / "export")
-    loaded = exported_encoder(folder, pooling="cls", query_prefix="query: ", passage_prefix="passage: ")
-    for kind in ("query", "passage"):
-        expected = module.encoder.encode(TEXTS, kind, show_progress=False)
-        assert loaded.encode(TEXTS, kind, show_progress=False) == pytest.approx(expected, abs=1e-6)
-
-    modules = json.loads((folder / "modules.json").read_text())
-    assert [m["type"].rsplit(".", 1)[1] for m in modules] == ["Transformer", "Pooling", "Normalize"]
-    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
-    assert pooling["word_embedding_dimension"] == 32
-    assert pooling["pooling_mode_cls_token"] and not pooling["pooling_mode_mean_tokens"]
-    st_config = json.loads((folder / "config_sentence_transformers.json").read_text())
-    assert st_config["prompts"] == {"query": "query: ", "document": "passage: "}
-    assert json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"] == 128
-    card = (folder / "README.md").read_text()
-    assert model_dir in card and "val/mrr | 0.6250" in card and "runs/chains/demo/chains.jsonl" in card
-    assert "library_name: sentence-transformers" in card
-
-
-def test_lora_trains_adapters_only_and_export_merges_them(model_dir, tmp_path):
-    module = AlignerModule(model=model_dir, lora=True, lora_target_modules=["query", "value"]).eval()
-    trainable = [n for n, p in module.named_parameters() if p.requires_grad]
-    assert trainable and all("lora_" in n for n in trainable)
-    with torch.no_grad():  # LoRA's B starts at zero: move it so that merging matters
-        for name, param in module.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=0.5)
-    folder = module.export(tmp_path / "lora")
-    assert not list(folder.glob("adapter_*"))
-    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
-    assert pooling["pooling_mode_mean_tokens"] and not pooling["pooling_mode_cls_token"]
-    expected = module.encoder.encode(TEXTS, "query", show_progress=False)
-    assert exported_encoder(folder).encode(TEXTS, "query", show_progress=False) == pytest.approx(expected, abs=1e-5)
-    assert module.encoder.encode(TEXTS, "query", show_progress=False) == pytest.approx(expected)  # not merged in place
-
-
-@pytest.mark.parametrize("offline", [True, False])
-def test_push_to_hub_without_network_fails_clearly(tmp_path, monkeypatch, offline):
-    (tmp_path / "model").mkdir()
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", offline)
-    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
-    with pytest.raises(RuntimeError, match="could not reach the Hugging Face hub to push .* to user/aligner: "):
-        push_to_hub(tmp_path / "model", "user/aligner", token="hf_test")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from models.encoder import Encoder, resolve_model_path
+from models.encoder import Encoder, EncoderConfig
 
 
 def test_mean_pooling_ignores_padding(tiny_encoder):
@@ -74,16 +74,38 @@ def test_encode_restores_training_mode(tiny_encoder):
 
 
 def test_missing_local_path_names_the_path(tmp_path):
-    missing = str(tmp_path / "no-such-model")
     with pytest.raises(FileNotFoundError, match="no-such-model.*does not exist"):
-        resolve_model_path(missing)
-    with pytest.raises(FileNotFoundError, match="does not exist"):
         Encoder("./no-such-model")
+    with pytest.raises(FileNotFoundError, match="no-such-model.*does not exist"):
+        Encoder(EncoderConfig(name=str(tmp_path / "no-such-model")))
 
 
-def test_resolve_passes_hub_ids_and_existing_folders(tmp_path):
-    assert resolve_model_path("intfloat/e5-base-v2") == "intfloat/e5-base-v2"
-    assert resolve_model_path(str(tmp_path)) == str(tmp_path)
+def test_a_name_is_a_config_with_that_name_and_the_defaults(tiny_tokenizer):
+    from conftest import tiny_bert
+
+    enc = Encoder("some/model", model=tiny_bert(len(tiny_tokenizer)), tokenizer=tiny_tokenizer)
+    assert enc.config == EncoderConfig(name="some/model")
+    assert (enc.config.pooling, enc.config.normalize, enc.config.batch_size) == ("mean", True, 64)
+    assert enc.prefixes == {"query": "", "passage": ""} and enc.max_lengths == {"query": 256, "passage": 256}
+
+
+@pytest.mark.parametrize("bad", [dict(pooling="max"), dict(max_length=0), dict(query_max_length=0), dict(batch_size=0)])
+def test_config_rejects_bad_settings(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        EncoderConfig(**bad)
+
+
+def test_encode_batches_by_the_config_unless_told(make_tiny_encoder, monkeypatch):
+    enc = make_tiny_encoder(batch_size=2)
+    sizes = []
+    forward = enc.forward
+    monkeypatch.setattr(enc, "forward", lambda texts, kind="passage": sizes.append(len(texts)) or forward(texts, kind))
+    texts = ["a", "bb", "ccc", "dddd", "eeeee"]
+    enc.encode(texts, show_progress=False)
+    assert sizes == [2, 2, 1]
+    sizes.clear()
+    enc.encode(texts, batch_size=4, show_progress=False)
+    assert sizes == [4, 1]
 
 
 def test_packaged_minilm_ranks_paraphrase_above_unrelated():

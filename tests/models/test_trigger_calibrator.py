@@ -1,17 +1,20 @@
 """The TriggerCalibrator recovers known α, β, γ, δ and τ from traces generated with them."""
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import lightning as L
 import pytest
 import torch
 
-from datamodules.records import DataError
+from core.cli import lightning_cli
+from core.records import DataError
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
-from models.trigger_calibrator import TriggerCalibrator, entity_logits, trigger_logits
+from models.trigger_calibrator import PARAMS, TriggerCalibrator
+from models.uncertainty import MindParams, entity_logits, trigger_logits
 
-TRUE = {"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}
+TRUE = MindParams(alpha=0.4, beta=1.5, gamma=1.0, delta=0.6, threshold=0.5)
 T = 0.1
 
 
@@ -31,8 +34,11 @@ def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
                              "attention": (0.6 * torch.rand(m, generator=g)).tolist()})
         batch = collate([{"sentences": [dict(s, label=0.0) for s in sentences],
                           "entities": [dict(e, label=0.0) for e in entities]}])
-        p_s = torch.sigmoid(trigger_logits(batch, torch.tensor(TRUE["alpha"]), torch.tensor(TRUE["beta"]), T))
-        p_e = torch.sigmoid(entity_logits(batch, *(torch.tensor(TRUE[k]) for k in ("gamma", "delta", "threshold")), T))
+        sentence = [batch[f"sentence_{k}"] for k in ("entropy", "attention", "content", "mask")]
+        entity = [batch[f"entity_{k}"] for k in ("entropy", "attention", "mask")]
+        p_s = torch.sigmoid(trigger_logits(*sentence, torch.tensor(TRUE.alpha), torch.tensor(TRUE.beta), T))
+        gamma, delta, threshold = (torch.tensor(getattr(TRUE, k)) for k in ("gamma", "delta", "threshold"))
+        p_e = torch.sigmoid(entity_logits(*entity, gamma, delta, threshold, T))
         for item, p in zip(sentences, p_s):
             item["label"] = int(torch.rand(1, generator=g) < p)
         for item, p in zip(entities, p_e):
@@ -46,18 +52,30 @@ def write_traces(path, questions):
     return path
 
 
-def test_trigger_logits_by_hand():
+def test_logits_by_hand():
     batch = collate([{"sentences": [{"entropy": [1.0, 3.0], "attention": [0.2, 0.5], "content": [1.0, 0.0], "label": 1}],
                       "entities": [{"entropy": [0.0, 1.0], "attention": [0.1, 0.5], "label": 0}]}])
+    model = TriggerCalibrator(MindParams(alpha=0.5, beta=1.0, gamma=1.0, delta=0.2, threshold=0.5), temperature=0.1)
     # max S = 0.2 (the second word is a stopword); θ = 0.5·2 + 1·0.35
-    assert trigger_logits(batch, torch.tensor(0.5), torch.tensor(1.0), 0.1).item() == pytest.approx((0.2 - 1.35) / 0.1)
+    assert model.trigger_logits(batch).item() == pytest.approx((0.2 - 1.35) / 0.1)
     # conf = max(1 + 0.2·0.1, 0.5 + 0.2·0.5) = 1.02
-    assert entity_logits(batch, torch.tensor(1.0), torch.tensor(0.2), torch.tensor(0.5), 0.1).item() == pytest.approx(5.2)
+    assert model.entity_logits(batch).item() == pytest.approx(5.2)
+
+
+def test_initial_params_and_their_errors():
+    model = TriggerCalibrator()
+    assert PARAMS == ("alpha", "beta", "gamma", "delta", "threshold")
+    assert asdict(model.params()) == pytest.approx(asdict(MindParams(threshold=0.5)))  # MIND's hand-set values
+    assert model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5}
+    assert asdict(TriggerCalibrator(initial=asdict(TRUE)).params()) == pytest.approx(asdict(TRUE))  # as in a checkpoint
+    assert [name for name, _ in model.named_parameters()] == list(PARAMS)
+    with pytest.raises(ValueError, match="threshold"):
+        TriggerCalibrator(MindParams())
 
 
 def test_recovers_known_parameters_from_synthetic_traces():
     batch = collate(synthetic_traces(1500))
-    model = TriggerCalibrator(alpha=1.0, beta=0.2, gamma=0.5, delta=0.1, threshold=0.2, temperature=T)
+    model = TriggerCalibrator(MindParams(alpha=1.0, beta=0.2, gamma=0.5, delta=0.1, threshold=0.2), temperature=T)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     for _ in range(600):
         optimizer.zero_grad()
@@ -66,7 +84,7 @@ def test_recovers_known_parameters_from_synthetic_traces():
         optimizer.step()
     learned = model.params()
     for name, tolerance in (("alpha", 0.05), ("beta", 0.3), ("gamma", 0.1), ("delta", 0.15), ("threshold", 0.1)):
-        assert learned[name] == pytest.approx(TRUE[name], abs=tolerance), (name, learned)
+        assert getattr(learned, name) == pytest.approx(getattr(TRUE, name), abs=tolerance), (name, learned)
 
 
 def test_cost_lowers_the_trigger_rate():
@@ -96,7 +114,8 @@ def test_fit_with_lightning_logs_auroc_and_writes_the_params(tmp_path):
     metrics = trainer.callback_metrics
     assert 0.5 < float(metrics["val/trigger_auroc"]) <= 1 and 0.5 < float(metrics["val/entity_auroc"]) <= 1
     assert 0 <= float(metrics["val/trigger_rate"]) <= 1
-    assert json.loads((tmp_path / "trigger.json").read_text()) == pytest.approx(model.params())
+    assert MindParams.load(tmp_path / "trigger.json") == model.params()
+    assert json.loads((tmp_path / "trigger.json").read_text()) == pytest.approx(asdict(model.params()))
 
 
 def test_one_label_class_warns_and_logs_no_auroc(tmp_path, caplog):
@@ -115,17 +134,16 @@ def test_one_label_class_warns_and_logs_no_auroc(tmp_path, caplog):
 
 
 def test_train_py_fits_the_trigger_config(tmp_path):
-    from train import cli_main
-
     root = Path(__file__).resolve().parents[2]
     traces = write_traces(tmp_path / "traces.jsonl", synthetic_traces(40))
     params = tmp_path / "trigger.json"
-    cli = cli_main(["fit", "--config", str(root / "configs" / "trigger" / "demo.yaml"), "--data.traces", str(traces),
+    cli = lightning_cli(["fit", "--config", str(root / "configs" / "trigger" / "demo.yaml"), "--data.traces", str(traces),
                     "--model.params_path", str(params), "--trainer.max_epochs", "2", "--trainer.logger", "false",
                     "--trainer.default_root_dir", str(tmp_path), "--trainer.callbacks.dirpath", str(tmp_path / "ckpt"),
                     "--trainer.enable_progress_bar", "false"])
     assert isinstance(cli.model, TriggerCalibrator) and cli.trainer.current_epoch == 2
-    assert json.loads(params.read_text()) == pytest.approx(cli.model.params())
+    assert MindParams.load(params) == cli.model.params()
+    assert cli.model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5}
     assert (tmp_path / "ckpt" / "last.ckpt").is_file()
 
 

@@ -1,0 +1,75 @@
+"""From an `EvalConfig` to a ready `Method`: the retriever, the KG, the Aligner, the LM and the loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datamodules.loaders import Benchmark
+from evaluation.config import METHODS, EvalConfig
+from inference.constructor import Constructor
+from inference.kirag import KiRAG
+from inference.methods import Method, SingleShotRAG
+from inference.mind import FactSearch, KiRAGSearch, MindRAG, PassageSearch, Trigger
+from inference.reader import Reader, ReadingMethod
+from inference.retrievers import Retriever, make_retriever
+from inference.triple_index import TripleIndex
+from kg.extraction import TripleExtractor
+from kg.graph import KnowledgeGraph
+from kg.store import KGStore
+from models.lm import LanguageModel, LazyLM
+from models.uncertainty import MindParams
+
+MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic",
+                                     "kirag+mind": "dynamic"}
+
+
+def build_retriever(config: EvalConfig, benchmark: Benchmark) -> Retriever:
+    """The retriever of `config` over the benchmark's corpus, its index built or found in the cache."""
+    kwargs = {}
+    if config.retriever == "dense":
+        index = config.index
+        kwargs = dict(encoder=config.encoder.build(), index=index.type, hnsw_m=index.hnsw_m,
+                      ef_search=index.ef_search, device=index.device)
+    retriever = make_retriever(config.retriever, **kwargs)
+    retriever.build(benchmark.passages, cache_dir=config.index.cache_dir)
+    return retriever
+
+
+def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
+    if config.method not in METHODS:
+        raise ValueError(f"unknown method '{config.method}'; known methods: {', '.join(METHODS)}")
+    retriever = build_retriever(config, benchmark)
+    lm = LazyLM(config.lm)
+    if config.method == "rag":
+        return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, benchmark)
+    search: FactSearch
+    if config.method in ("kirag", "kirag+mind"):
+        k = config.kirag
+        if not Path(k.kg).is_dir() and not k.extract_missing:
+            raise FileNotFoundError(f"KG store {k.kg!r} does not exist (build it with `prepare.py kg`, "
+                                    "or pass --kirag.extract_missing true)")
+        extractor = TripleExtractor(lm, num_demos=k.num_demos) if k.extract_missing else None
+        kg = KnowledgeGraph(KGStore(k.kg), extractor, benchmark.passage_by_id())
+        triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
+        constructor = Constructor(lm) if k.constructor else None
+        kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
+                      num_candidates=k.num_candidates, max_steps=k.max_steps)
+        if config.method == "kirag":
+            return with_reader(config, kirag, lm, benchmark)
+        search = KiRAGSearch(kirag)
+    else:
+        search = PassageSearch(retriever, benchmark.passage_by_id())
+    m = config.mind
+    return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method],
+                   params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
+                   entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
+                   memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)
+
+
+def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, benchmark: Benchmark) -> Method:
+    """`method` followed by the reader when `reader.enabled` (MIND methods answer by themselves)."""
+    if not config.reader.enabled:
+        return method
+    r = config.reader
+    reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
+    return ReadingMethod(method, reader, benchmark.passage_by_id())

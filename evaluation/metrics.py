@@ -1,0 +1,88 @@
+"""Retrieval and answer metrics, as torchmetrics `Metric`s so they reduce across processes.
+
+Recall@k is the fraction of a question's gold passages found in its top k, averaged over
+questions that have gold passages; an empty result counts as 0 (never skipped). torchmetrics'
+`RetrievalRecall` cannot express that: it only sees the passages it is given, so a gold passage
+that was never retrieved would be missing from the denominator. EM/F1 are SQuAD's
+(`core.text.answer_scores`: SQuAD normalisation, maximised over the answer and its aliases), as fractions.
+"""
+
+from __future__ import annotations
+
+import torch
+from torchmetrics import Metric
+
+from core.text import answer_scores
+from datamodules.loaders import Benchmark
+from inference.methods import Prediction
+
+RECALL_KS = (1, 2, 3, 5, 10)
+
+
+def recall_at_k(ranked_ids: list[str], gold_ids: list[str], k: int) -> float:
+    gold = set(gold_ids)
+    return len(gold & set(ranked_ids[:k])) / len(gold) if gold else 0.0
+
+
+class RecallAtK(Metric):
+    full_state_update = False
+
+    def __init__(self, k: int, **kwargs):
+        super().__init__(**kwargs)
+        self.k = k
+        self.add_state("total", default=torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, ranked_ids: list[list[str]], gold_ids: list[list[str]]) -> None:
+        for ranked, gold in zip(ranked_ids, gold_ids, strict=True):
+            if gold:
+                self.total += recall_at_k(ranked, gold, self.k)
+                self.count += 1
+
+    def compute(self) -> torch.Tensor:
+        return self.total / self.count if self.count > 0 else torch.tensor(0.0, dtype=torch.float64)
+
+
+class AnswerMetrics(Metric):
+    """Mean EM and F1 over questions that have gold answers."""
+
+    full_state_update = False
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        for name in ("em", "f1"):
+            self.add_state(name, default=torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.tensor(0, dtype=torch.long), dist_reduce_fx="sum")
+
+    def update(self, predictions: list[str], answers: list[list[str]]) -> None:
+        for prediction, gold in zip(predictions, answers, strict=True):
+            if gold:
+                scores = answer_scores(prediction, gold)
+                self.em += scores["em"]
+                self.f1 += scores["f1"]
+                self.count += 1
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        n = max(int(self.count), 1)
+        return {"em": self.em / n, "f1": self.f1 / n}
+
+
+def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict[str, float]:
+    """Recall@k, EM/F1 (for methods that answer) and the mean calls and seconds per question."""
+    ranked = [[pid for pid, _ in p.passages] for p in predictions]
+    gold = [q.gold_passage_ids for q in benchmark.questions]
+    metrics: dict[str, float] = {"questions": len(predictions), "questions_with_gold": sum(1 for g in gold if g)}
+    for k in RECALL_KS:
+        recall = RecallAtK(k)
+        recall.update(ranked, gold)
+        metrics[f"recall@{k}"] = float(recall.compute())
+    answered = [(p.answer, q.answers) for p, q in zip(predictions, benchmark.questions) if p.answer is not None]
+    if answered:
+        scores = AnswerMetrics()
+        scores.update([a for a, _ in answered], [g for _, g in answered])
+        metrics.update({k: float(v) for k, v in scores.compute().items()})
+    n = max(len(predictions), 1)
+    metrics["retrieval_calls"] = sum(p.retrieval_calls for p in predictions) / n
+    metrics["llm_calls"] = sum(p.llm_calls for p in predictions) / n
+    metrics["seconds_per_question"] = sum(p.seconds for p in predictions) / n
+    return metrics

@@ -1,0 +1,58 @@
+"""`prepare.py kg`: a corpus's knowledge triples into a KG store, by LLM extraction or an OpenIE import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datamodules.loaders import DataConfig
+from kg.extraction import TripleExtractor
+from kg.openie_import import import_openie
+from kg.store import KGStore
+from models.encoder import Encoder
+from models.lm import LMConfig
+
+
+@dataclass
+class KGConfig:
+    """Which corpus, which store, and how to extract (or import) its triples."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    """the corpus whose passages get triples"""
+    store: str = "runs/kg/demo"
+    """the KG store folder; a rerun continues where an interrupted one stopped"""
+    openie: str | None = None
+    """import these HippoRAG OpenIE triples instead of extracting"""
+    lm: LMConfig = field(default_factory=LMConfig)
+    """the extraction LM"""
+    encoder: str = "minilm"
+    """the encoder that chooses the few-shot demonstrations per passage"""
+    num_demos: int = 5
+    """demonstrations per passage"""
+    batch_size: int = 8
+    """passages generated together, and stored together"""
+    max_new_tokens: int = 512
+    """the longest extraction output"""
+    only_gold: bool = False
+    """only the questions' gold passages (enough for chains without negatives)"""
+    limit: int | None = None
+    """only the first N corpus passages"""
+
+
+def build_kg(config: KGConfig) -> dict:
+    """Extract (or import) the triples of the passages the store lacks; returns counts and the store's stats."""
+    benchmark = config.data.load()
+    passages = benchmark.passages
+    if config.only_gold:
+        gold = {pid for q in benchmark.questions for pid in q.gold_passage_ids}
+        passages = [p for p in passages if p.id in gold]
+    passages = passages[: config.limit]
+    store = KGStore(config.store)
+    if config.openie:
+        summary = import_openie(config.openie, passages, store)
+    else:
+        encoder = Encoder(config.encoder) if config.num_demos else None
+        extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
+                                    batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
+        summary = extractor.extract_into(store, passages)
+    summary["store"] = store.stats()
+    return summary

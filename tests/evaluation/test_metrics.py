@@ -1,0 +1,58 @@
+"""Metric values on hand-computed cases."""
+
+import pytest
+
+from core.types import Question
+from datamodules.loaders import Benchmark
+from evaluation.metrics import RECALL_KS, AnswerMetrics, RecallAtK, compute_metrics, recall_at_k
+from inference.methods import Prediction
+
+
+def test_recall_at_k_hand_computed():
+    ranked = [["a", "x", "b", "y"], ["x", "y"], [], ["c", "d"]]
+    gold = [["a", "b"], ["c", "d"], ["e"], []]  # the last question has no gold: not counted
+    expected = {1: (1 / 2 + 0 + 0) / 3, 2: (1 / 2 + 0 + 0) / 3, 3: (1 + 0 + 0) / 3}
+    for k, value in expected.items():
+        metric = RecallAtK(k)
+        metric.update(ranked, gold)
+        assert metric.compute().item() == pytest.approx(value, abs=1e-12)
+
+
+def test_empty_result_counts_as_zero_and_duplicate_gold_counts_once():
+    assert recall_at_k([], ["a"], 5) == 0.0
+    assert recall_at_k(["a", "b"], ["a", "a", "c"], 2) == 0.5
+
+
+def test_recall_accumulates_over_updates():
+    metric = RecallAtK(2)
+    metric.update([["a", "b"]], [["a", "c"]])
+    metric.update([["c"]], [["c"]])
+    assert metric.compute().item() == pytest.approx(0.75)
+
+
+def test_answer_metrics_average():
+    metric = AnswerMetrics()
+    metric.update(["Drusk", "Ana Corvel, brewer", "nothing"], [["Drusk"], ["Ana Corvel"], []])
+    result = metric.compute()
+    assert result["em"].item() == pytest.approx(0.5)
+    assert result["f1"].item() == pytest.approx(0.9)
+
+
+def test_compute_metrics_by_hand():
+    questions = [Question("q1", "?", ["Drusk"], ["a", "b"]), Question("q2", "?", ["Ana Corvel"], ["c"]),
+                 Question("q3", "?", [], [])]  # no gold passages, no gold answer: counted in neither mean
+    predictions = [
+        Prediction("q1", [("x", 1.0), ("a", 0.9), ("b", 0.8)], answer="the Drusk", retrieval_calls=2, llm_calls=3,
+                   seconds=1.0),
+        Prediction("q2", [("c", 1.0)], answer="Ana Corvel, brewer", retrieval_calls=1, seconds=2.0),
+        Prediction("q3", [], answer="anything", seconds=3.0),
+    ]
+    metrics = compute_metrics(Benchmark(questions, []), predictions)
+    assert RECALL_KS == (1, 2, 3, 5, 10)
+    assert metrics == pytest.approx({
+        "questions": 3, "questions_with_gold": 2,
+        "recall@1": (0 + 1) / 2, "recall@2": (0.5 + 1) / 2, "recall@3": 1.0, "recall@5": 1.0, "recall@10": 1.0,
+        "em": 0.5, "f1": (1 + 0.8) / 2, "retrieval_calls": 1.0, "llm_calls": 1.0, "seconds_per_question": 2.0,
+    })
+    retrieval_only = compute_metrics(Benchmark(questions, []), [Prediction(q.id, []) for q in questions])
+    assert "em" not in retrieval_only and retrieval_only["recall@10"] == 0.0

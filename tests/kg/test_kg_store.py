@@ -1,0 +1,142 @@
+"""The triple store: durable round trips, crash leftovers, deduplication and the Parquet snapshot."""
+
+import json
+
+import pytest
+
+from core.records import DataError
+from core.types import Triple
+from kg import store as kg_store
+from kg.store import KGStore
+
+
+def triples_of(pid, n, sentences=("Ostrel was founded by Ana.", "Ana was born in Drusk.")):
+    return [Triple.make(f"Head {pid}", f"rel {i}", f"tail {i}", pid, list(sentences)) for i in range(n)]
+
+
+def fill(store, first=0, count=3, source="llm"):
+    store.add_many([(f"p{i}", triples_of(f"p{i}", i % 3), i) for i in range(first, first + count)], source)
+
+
+def log_lines(store):
+    return store.log_path.read_text().splitlines()
+
+
+def test_round_trip_keeps_passages_triples_and_counts(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=3)
+    assert store.add("q", [], rejected=4, source="openie")
+    again = KGStore(tmp_path)
+    assert len(again) == 4 and again.passage_ids() == ["p0", "p1", "p2", "q"]
+    for pid in store.passage_ids():
+        assert again.get(pid) == store.get(pid)
+    assert again.get("p2") == triples_of("p2", 2) and again.get("p0") == []
+    assert (again.rejected("q"), again.source("q"), again.source("p1")) == (4, "openie", "llm")
+    assert list(again.triples()) == triples_of("p1", 1) + triples_of("p2", 2)
+    assert again.stats() == {"passages": 4, "triples": 3, "rejected": 7, "passages_without_triples": 2,
+                             "by_source": {"llm": 3, "openie": 1}, "duplicates_on_load": 0}
+    with pytest.raises(KeyError):
+        again.get("unknown")
+
+
+def test_a_stored_passage_is_never_written_twice(tmp_path):
+    store = KGStore(tmp_path)
+    assert store.add("p", triples_of("p", 2))
+    assert not store.add("p", triples_of("p", 1))
+    assert store.add_many([("p", [], 0), ("r", [], 0), ("r", triples_of("r", 1), 0)]) == 1
+    assert len(log_lines(store)) == 2
+    assert KGStore(tmp_path).get("p") == triples_of("p", 2) and KGStore(tmp_path).get("r") == []
+
+
+def test_duplicate_lines_in_the_log_are_tolerated_first_wins(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=2)
+    with open(store.log_path, "a") as f:
+        f.write(json.dumps({"passage_id": "p1", "source": "llm", "rejected": 9, "triples": []}) + "\n")
+    again = KGStore(tmp_path)
+    assert again.get("p1") == triples_of("p1", 1) and again.rejected("p1") == 1
+    assert again.stats()["duplicates_on_load"] == 1
+
+
+def test_partial_trailing_line_from_a_kill_is_dropped(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=2)
+    complete = store.log_path.read_bytes()
+    with open(store.log_path, "ab") as f:
+        f.write(b'{"passage_id": "p2", "source": "llm", "triples": [{"id": "ab')
+    again = KGStore(tmp_path)
+    assert again.passage_ids() == ["p0", "p1"]
+    assert store.log_path.read_bytes() == complete  # truncated back to the last complete line
+    fill(again, first=2, count=1)
+    assert KGStore(tmp_path).passage_ids() == ["p0", "p1", "p2"]
+
+
+def test_a_malformed_complete_line_is_a_data_error_naming_file_and_line(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=1)
+    with open(store.log_path, "a") as f:
+        f.write('{"passage_id": "x"}\n')
+    with pytest.raises(DataError, match=r"triples\.jsonl: line 2: malformed store record"):
+        KGStore(tmp_path)
+
+
+def test_missing_lists_unstored_ids_once_in_input_order(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=2)
+    assert store.missing(["z", "p1", "a", "z", "p0"]) == ["z", "a"]
+    assert store.has("p0") and "p1" in store and not store.has("z")
+
+
+def test_rejects_foreign_triples_and_unknown_sources(tmp_path):
+    store = KGStore(tmp_path)
+    with pytest.raises(ValueError, match="do not belong"):
+        store.add("p", triples_of("other", 1))
+    with pytest.raises(ValueError, match="source"):
+        store.add("p", [], source="gpt")
+    assert len(store) == 0
+
+
+def test_to_dataset_is_the_flat_triple_table(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=3)
+    data = store.to_dataset()
+    assert data.column_names == ["id", "head", "relation", "tail", "passage_id", "sentence_index", "text"]
+    assert len(data) == 3
+    row = data[0]
+    (first,) = triples_of("p1", 1)
+    assert row == {"id": first.id, "head": first.head, "relation": first.relation, "tail": first.tail,
+                   "passage_id": "p1", "sentence_index": first.sentence_index, "text": first.text}
+    assert len(KGStore(tmp_path / "empty").to_dataset()) == 0
+
+
+def test_snapshot_plus_later_log_lines_load_like_the_log(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=5)
+    store.compact()
+    fill(store, first=5, count=4)  # appended after the snapshot
+    expected = {pid: store.get(pid) for pid in store.passage_ids()}
+    again = KGStore(tmp_path)
+    assert again._table is not None and len(again._table) == 4  # rows of p0..p4 come from Parquet
+    assert {pid: again.get(pid) for pid in again.passage_ids()} == expected
+    assert list(again.passage_ids()) == [f"p{i}" for i in range(9)]
+    assert list(again.triples()) == [t for pid in again.passage_ids() for t in expected[pid]]
+    assert again.to_dataset()["id"] == [t.id for t in again.triples()]
+    assert again.stats() == store.stats()
+
+
+def test_a_snapshot_that_does_not_match_the_log_is_ignored(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=3)
+    store.compact()
+    store.log_path.write_text(log_lines(store)[0] + "\n")  # the log replaced by a shorter one
+    assert KGStore(tmp_path).passage_ids() == ["p0"]
+    (tmp_path / "snapshot" / "meta.json").write_text("{not json")
+    assert KGStore(tmp_path).passage_ids() == ["p0"]
+
+
+def test_opening_a_large_log_writes_a_snapshot(tmp_path, monkeypatch):
+    fill(KGStore(tmp_path), count=3)
+    monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", 1)
+    KGStore(tmp_path)
+    meta = json.loads((tmp_path / "snapshot" / "meta.json").read_text())
+    assert meta["log_bytes"] == (tmp_path / "triples.jsonl").stat().st_size and meta["passages"] == 3

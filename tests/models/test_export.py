@@ -1,0 +1,89 @@
+"""Exporting a trained Aligner (a transformers / sentence-transformers folder with a model card, LoRA
+merged) and pushing it to the hub."""
+
+import json
+
+import huggingface_hub.constants
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+from models.aligner import AlignerModule
+from models.encoder import Encoder, EncoderConfig
+from models.export import export_aligner, model_card, push_to_hub
+
+TEXTS = ["who was born in the city", "<river; flows through; city>", "<band; released; album>"]
+
+
+def aligner(model_dir: str, lora: bool = False, **encoder) -> AlignerModule:
+    config = EncoderConfig(name=model_dir, **{"max_length": 64, "query_max_length": 256, **encoder})
+    return AlignerModule(config, lora=lora, lora_target_modules=["query", "value"] if lora else None)
+
+
+def exported_encoder(folder, **kwargs) -> Encoder:
+    return Encoder(EncoderConfig(**kwargs), model=AutoModel.from_pretrained(folder),
+                   tokenizer=AutoTokenizer.from_pretrained(folder))
+
+
+def test_export_loads_with_transformers_and_writes_sentence_transformers_files(tiny_model_dir, tmp_path):
+    module = aligner(tiny_model_dir, pooling="cls", query_prefix="query: ", passage_prefix="passage: ",
+                     query_max_length=128)
+    module.val_results = {"val/mrr": 0.625, "val/r@1": 0.5}
+    module.data_hparams = {"chains": "runs/chains/demo/chains.jsonl"}
+    folder = export_aligner(module, tmp_path / "export")
+    assert folder == tmp_path / "export"
+    loaded = exported_encoder(folder, pooling="cls", query_prefix="query: ", passage_prefix="passage: ")
+    for kind in ("query", "passage"):
+        expected = module.encoder.encode(TEXTS, kind, show_progress=False)
+        assert loaded.encode(TEXTS, kind, show_progress=False) == pytest.approx(expected, abs=1e-6)
+
+    modules = json.loads((folder / "modules.json").read_text())
+    assert [m["type"].rsplit(".", 1)[1] for m in modules] == ["Transformer", "Pooling", "Normalize"]
+    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    assert pooling["word_embedding_dimension"] == 32
+    assert pooling["pooling_mode_cls_token"] and not pooling["pooling_mode_mean_tokens"]
+    st_config = json.loads((folder / "config_sentence_transformers.json").read_text())
+    assert st_config["prompts"] == {"query": "query: ", "document": "passage: "}
+    assert json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"] == 128
+    card = (folder / "README.md").read_text()
+    assert tiny_model_dir in card and "val/mrr | 0.6250" in card and "runs/chains/demo/chains.jsonl" in card
+    assert "library_name: sentence-transformers" in card
+    # the encoder settings appear as dotted keys, beside the module's and the datamodule's
+    assert '| encoder.pooling | "cls" |' in card and '| encoder.max_length | 64 |' in card
+    assert '| encoder.query_prefix | "query: " |' in card and '| lr | 2e-05 |' in card
+    assert '| chains | "runs/chains/demo/chains.jsonl" |' in card
+
+
+def test_model_card_names_the_hub_model_of_the_packaged_minilm():
+    hparams = {"encoder": {"name": "minilm", "query_prefix": "", "passage_prefix": ""}, "lr": 1e-4}
+    card = str(model_card(hparams, {}, {}))
+    assert "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
+    assert "fine-tuned from sentence-transformers/all-MiniLM-L6-v2" in card
+    assert "Queries and triples take no prefix." in card and "| (none recorded) | |" in card
+    assert "Training data: silver reasoning chains `unknown`" in card
+
+
+def test_lora_trains_adapters_only_and_export_merges_them(tiny_model_dir, tmp_path):
+    module = aligner(tiny_model_dir, lora=True).eval()
+    trainable = [n for n, p in module.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    with torch.no_grad():  # LoRA's B starts at zero: move it so that merging matters
+        for name, param in module.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=0.5)
+    folder = export_aligner(module, tmp_path / "lora")
+    assert not list(folder.glob("adapter_*"))
+    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    assert pooling["pooling_mode_mean_tokens"] and not pooling["pooling_mode_cls_token"]
+    expected = module.encoder.encode(TEXTS, "query", show_progress=False)
+    assert exported_encoder(folder).encode(TEXTS, "query", show_progress=False) == pytest.approx(expected, abs=1e-5)
+    assert module.encoder.encode(TEXTS, "query", show_progress=False) == pytest.approx(expected)  # not merged in place
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_push_to_hub_without_network_fails_clearly(tmp_path, monkeypatch, offline):
+    (tmp_path / "model").mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    with pytest.raises(RuntimeError, match="could not reach the Hugging Face hub to push .* to user/aligner: "):
+        push_to_hub(tmp_path / "model", "user/aligner", token="hf_test")

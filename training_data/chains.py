@@ -1,0 +1,119 @@
+"""`prepare.py chains`: the Aligner's training file `chains.jsonl` (silver chains + mined negatives).
+
+Each line is `ChainRecord.to_dict()` plus `source` (evidences | decomposition | search). Lines are
+appended and flushed one question at a time; a rerun skips the question ids already written, after
+cutting off a partial last line left by a kill. A rerun with another config appends to the same
+file, so use a new `output` when the settings change.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from tqdm.auto import tqdm
+
+from core.chains import ChainRecord
+from core.records import DataError, complete_log
+from core.types import Passage, Question
+from datamodules.loaders import DataConfig
+from inference.retrievers import make_retriever, passage_text
+from kg.extraction import TripleExtractor
+from kg.graph import KnowledgeGraph, TripleSource
+from kg.store import KGStore
+from training_data.negatives import mine_negatives
+from training_data.silver_chains import Chain, ChainBuilder
+
+
+@dataclass
+class ChainsConfig:
+    """Silver chains with candidate negatives for the training questions of `data`."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    """the training questions and their corpus"""
+    kg_store: str = "data/kg"
+    """the KG store folder with the corpus triples (`prepare.py kg`)"""
+    output: str = "data/chains.jsonl"
+    """the chains file to write; a rerun skips the questions already in it"""
+    retriever: Literal["bm25", "dense"] = "bm25"
+    """finds the K0 passages whose triples are the negatives"""
+    encoder: str = "minilm"
+    """the dense retriever's encoder"""
+    k0: int = 10
+    """passages retrieved per chain step"""
+    max_negatives: int = 30
+    """negatives kept per chain step (a seeded uniform sample)"""
+    use_ground_truth: bool = True
+    """build from 2Wiki evidences / MuSiQue decompositions before searching"""
+    beam_size: int = 32
+    """the chain search's beam"""
+    seed: int = 0
+    """seeds the negatives' sample"""
+    index_cache_dir: str | None = ".cache/indexes"
+    """where retrieval indexes are cached; null: not cached"""
+    batch_size: int = 64
+    """questions whose negatives are retrieved together"""
+
+
+def _written_ids(path: Path) -> set[str]:
+    """Question ids already in the file; cuts off a partial last line."""
+    ids = set()
+    for number, line in enumerate(complete_log(path).splitlines(), start=1):
+        if line.strip():
+            try:
+                ids.add(json.loads(line)["question_id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise DataError(path, f"line {number}", "not a chains record") from None
+    return ids
+
+
+def build_chains(questions: Sequence[Question], passages: dict[str, Passage], kg: TripleSource,
+                 builder: ChainBuilder) -> list[Chain]:
+    """A chain per question from its gold passages' triples (`passages`: the corpus by id)."""
+    chains = []
+    for q in questions:
+        texts = {pid: passage_text(passages[pid]) for pid in q.gold_passage_ids}
+        chains.append(builder.build(q, kg.get_many(q.gold_passage_ids), texts))
+    return chains
+
+
+def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = None) -> dict:
+    """Write a chain and its negatives for every question not in `config.output` yet; returns counts.
+
+    Without `extractor`, every gold or retrieved passage must already be in the store.
+    """
+    began = time.perf_counter()
+    benchmark = config.data.load()
+    passages = benchmark.passage_by_id()
+    kg = KnowledgeGraph(KGStore(config.kg_store), extractor, passages)
+    out = Path(config.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _written_ids(out)
+    todo = [q for q in benchmark.questions if q.id not in done]
+    counts: Counter = Counter()
+    if todo:
+        retriever = make_retriever(config.retriever, encoder=config.encoder if config.retriever == "dense" else None)
+        retriever.build(benchmark.passages, cache_dir=config.index_cache_dir)
+        builder = ChainBuilder(config.use_ground_truth, config.beam_size)
+        with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
+            for start in range(0, len(todo), config.batch_size):
+                batch = todo[start : start + config.batch_size]
+                chains = build_chains(batch, passages, kg, builder)
+                negatives = mine_negatives([(q.id, q.question, c.triples) for q, c in zip(batch, chains)],
+                                           retriever, kg, config.k0, config.max_negatives, config.seed)
+                for question, chain, negs in zip(batch, chains, negatives):
+                    record = ChainRecord(question.id, question.question, question.type, chain.ordered,
+                                         chain.complete, tuple(chain.triples), tuple(tuple(n) for n in negs))
+                    f.write(json.dumps(record.to_dict() | {"source": chain.source}, ensure_ascii=False) + "\n")
+                    f.flush()
+                    counts[chain.source] += 1
+                    counts["complete"] += chain.complete
+                bar.update(len(batch))
+    return {"questions": len(benchmark.questions), "already_written": len(benchmark.questions) - len(todo),
+            "written": len(todo), "complete": counts.pop("complete", 0), "by_source": dict(counts),
+            "seconds": round(time.perf_counter() - began, 2)}
