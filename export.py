@@ -35,11 +35,7 @@ def export(argv: list[str] | None = None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return exit_code(lambda: export(argv))
-    except RuntimeError as error:  # the hub could not be reached, or refused the push
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    return exit_code(lambda: export(argv))
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ import sys
 
 from jsonargparse import ActionConfigFile, ArgumentParser, Namespace
 
-from core.cli import dataclass_from, exit_code
-from datamodules.loaders import DataConfig, write_unified
+from core.cli import exit_code
+from core.config import dataclass_from
+from datamodules.loaders import DataConfig, convert_to_unified
 from evaluation.config import EvalConfig
 from evaluation.config import build_parser as evaluation_parser
 from evaluation.factory import build_retriever
@@ -37,6 +38,7 @@ def build_parser() -> ArgumentParser:
     data.add_argument("--config", action=ActionConfigFile)
     data.add_class_arguments(DataConfig, "data")
     data.add_argument("--output_dir", type=str, required=True)
+    data.add_argument("--overwrite", type=bool, default=False, help="replace a folder written with other settings")
 
     index = evaluation_parser()  # the index is the one evaluate.py will look for
     index.description = "Build the retrieval index of a corpus (reused later by evaluate.py)"
@@ -63,9 +65,10 @@ def build_parser() -> ArgumentParser:
 
 def run(cfg: Namespace) -> None:
     if cfg.subcommand == "data":
-        benchmark = dataclass_from(DataConfig, cfg.data.data).load()
-        out = write_unified(benchmark, cfg.data.output_dir)
-        print(f"wrote {len(benchmark.questions)} questions and {len(benchmark.passages)} passages to {out}")
+        benchmark = convert_to_unified(dataclass_from(DataConfig, cfg.data.data), cfg.data.output_dir,
+                                       cfg.data.overwrite)
+        print(f"wrote {len(benchmark.questions)} questions and {len(benchmark.passages)} passages to "
+              f"{cfg.data.output_dir}")
     elif cfg.subcommand == "index":
         config = dataclass_from(EvalConfig, cfg.index)
         build_retriever(config, config.data.load())
@@ -82,8 +85,7 @@ def run(cfg: Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    cfg = build_parser().parse_args(argv)
-    return exit_code(lambda: run(cfg))
+    return exit_code(lambda: run(build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

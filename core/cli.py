@@ -1,37 +1,17 @@
-"""What the command-line entry points share: typed configs from jsonargparse, the training CLI, and
-clean error exits.
-
-Config dataclasses document each field in an attribute docstring (the string under it); parsers
-built after this module is imported show those strings in `--help`.
-"""
+"""What the command-line entry points share: the training CLI and clean error exits."""
 
 from __future__ import annotations
 
+import os
 import sys
 from argparse import ArgumentError
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
-from typing import Any, TypeVar, get_type_hints
 
 import lightning as L
-from jsonargparse import set_parsing_settings
 from lightning.pytorch.cli import LightningCLI
 
-from core.records import DataError
-
-set_parsing_settings(docstring_parse_attribute_docstrings=True)
-
-T = TypeVar("T")
-
-
-def dataclass_from(cls: type[T], values: Any) -> T:
-    """Build a (nested) config dataclass from a jsonargparse namespace or a dict."""
-    values = values.as_dict() if hasattr(values, "as_dict") else dict(values)
-    values.pop("config", None)
-    hints = get_type_hints(cls)  # resolves annotations written as strings
-    kinds = {f.name: hints[f.name] for f in fields(cls)}
-    return cls(**{k: dataclass_from(kinds[k], v) if is_dataclass(kinds.get(k)) and v is not None else v
-                  for k, v in values.items() if k in kinds})
+import core.config  # noqa: F401  (config fields' docstrings in every parser's --help)
+from core.records import DataError, OutputBusyError
 
 
 def lightning_cli(args: list[str] | None = None) -> LightningCLI:
@@ -40,11 +20,27 @@ def lightning_cli(args: list[str] | None = None) -> LightningCLI:
                         save_config_kwargs={"overwrite": True}, args=args)
 
 
+DEBUG = "MHR_DEBUG"  # set to 1 to see the traceback of an error
+
+
 def exit_code(run: Callable[[], object]) -> int:
-    """Run a command-line job: bad input prints one clear line and exits 2 instead of a traceback."""
+    """Run a command-line job; an error prints one line instead of a traceback (unless $MHR_DEBUG is set).
+
+    Exit status: 0 done, 2 bad input (data, settings, paths), 1 anything else, 130 interrupted.
+    """
     try:
         run()
-    except (DataError, FileNotFoundError, ValueError, KeyError, ArgumentError) as error:
-        print(f"error: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("interrupted: what was finished is saved; the same command resumes", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if os.environ.get(DEBUG):
+            raise
+        bad_input = isinstance(error, (DataError, FileNotFoundError, NotADirectoryError, IsADirectoryError, ValueError,
+                                       KeyError, ArgumentError, OutputBusyError))
+        message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+        message = " ".join(message.split()) or type(error).__name__
+        hint = "" if bad_input else f" ({type(error).__name__}; set {DEBUG}=1 for the traceback)"
+        print(f"error: {message}{hint}", file=sys.stderr)
+        return 2 if bad_input else 1
     return 0

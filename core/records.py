@@ -1,12 +1,19 @@
-"""Reading JSON / JSON Lines files with errors that name the file, the record and the field."""
+"""Reading JSON / JSON Lines files with errors that name the file, the record and the field, and
+writing files so that a crash never leaves half of one."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 
 log = logging.getLogger(__name__)
@@ -19,6 +26,52 @@ class DataError(ValueError):
         super().__init__(f"{path}: {where}: {what}" if where else f"{path}: {what}")
 
 
+class OutputBusyError(RuntimeError):
+    """Another process is writing the same output."""
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file, without its byte-order mark if it has one; other bytes are a `DataError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, None, "file does not exist" if not path.exists() else "not a file")
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise DataError(path, f"line {line}", f"not UTF-8 text: byte 0x{data[error.start]:02x} "
+                                              f"at offset {error.start}") from None
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone UTF-16 surrogate in a parsed JSON value (JSON's `\\ud800` escapes), or None."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError as error:
+        return f"\\u{ord(error.object[error.start]):04x}"
+
+
+def _check_text(value: Any, path: Path, where: str | None) -> None:
+    """Refuse strings that are not text: a lone surrogate cannot be hashed, printed or written as UTF-8.
+
+    `where` names a single record; without it, `value` is a whole document and the error names its
+    first bad item.
+    """
+    surrogate = _lone_surrogate(value)
+    if surrogate is None:
+        return
+    if where is None and isinstance(value, (list, dict)):
+        items = enumerate(value) if isinstance(value, list) else value.items()
+        key, value = next((key, item) for key, item in items if _lone_surrogate(item))
+        where = f"record {key}" if isinstance(key, int) else f"key {key!r}"
+    if isinstance(value, dict):
+        field_name = next(k for k, v in value.items() if _lone_surrogate({k: v}))
+        where = f"{where}, field {field_name!r}" if where else f"field {field_name!r}"
+    raise DataError(path, where, f"holds the escape {surrogate}, a lone surrogate that is not text")
+
+
 def read_json(path: str | Path) -> tuple[Any, str]:
     """Read a `.json`/`.jsonl` file holding one JSON value or JSON Lines.
 
@@ -26,13 +79,13 @@ def read_json(path: str | Path) -> tuple[Any, str]:
     a JSON document, "line" for JSON Lines), so that errors can point at the right place.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError(path, None, "file does not exist" if not path.exists() else "not a file")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if not text.strip():
         raise DataError(path, None, "file is empty")
     try:
-        return json.loads(text), "record"
+        value = json.loads(text)
+        _check_text(value, path, None)
+        return value, "record"
     except json.JSONDecodeError as whole_error:
         lines = text.splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip())
@@ -51,6 +104,7 @@ def read_json(path: str | Path) -> tuple[Any, str]:
             records.append(json.loads(line))
         except json.JSONDecodeError as error:
             raise DataError(path, f"line {number}", f"malformed JSON Lines record: {error.msg}") from None
+        _check_text(records[-1], path, f"line {number}")
     return records, "line"
 
 
@@ -62,7 +116,7 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
     if not isinstance(value, list):
         raise DataError(path, None, f"expected a JSON list or JSON Lines, found {type(value).__name__}")
     if unit == "line":  # number by physical line, skipping blank ones as read_json did
-        lines = [i for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+        lines = [i for i, line in enumerate(read_text(path).splitlines(), 1) if line.strip()]
         return [(f"line {n}", r) for n, r in zip(lines, value)]
     return [(f"record {i}", r) for i, r in enumerate(value)]
 
@@ -107,3 +161,70 @@ def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, lis
     n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
     held_out = set(order[:n_val])
     return [r for i, r in enumerate(records) if i not in held_out], [r for i, r in enumerate(records) if i in held_out]
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write `path` whole or not at all: a temporary file beside it, synced, then renamed over it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def exclusive_output(path: str | Path, is_folder: bool) -> Iterator[Path]:
+    """Hold an exclusive lock on an output (a folder, or a file and its sidecars) while writing it.
+
+    The lock is `path/.lock` for a folder and `.<name>.lock` beside a file; a second writer fails at
+    once instead of mixing its results in. The operating system releases the lock of a killed process.
+    """
+    path = Path(path)
+    if is_folder and path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{path} is a file, not a folder: choose another output folder")
+    if not is_folder and path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a file: choose another output file")
+    folder = path if is_folder else path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(folder / ".lock" if is_folder else folder / f".{path.name}.lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputBusyError(f"another run is writing to {path}; wait for it to finish or choose another "
+                              "output") from None
+    try:
+        yield path
+    finally:
+        lock.release()
+
+
+def check_settings(record: str | Path, settings: dict[str, Any], output: str | Path, overwrite: bool) -> None:
+    """An output is only added to by the settings that made it (saved in `record` beside it).
+
+    Refuses, unless `overwrite`, when `record` holds other settings, or when `output` exists without a
+    record. The caller writes `record` (and, with `overwrite`, clears `output`) only once it has checked
+    its inputs, so a failing run changes nothing.
+    """
+    record, output = Path(record), Path(output)
+    if overwrite:
+        return
+    if record.exists():
+        try:
+            saved = json.loads(read_text(record))
+        except json.JSONDecodeError as error:
+            raise DataError(record, None, f"malformed settings record ({error.msg}); pass --overwrite true "
+                                          "to start over") from None
+        if saved != json.loads(json.dumps(settings)):
+            changed = sorted(k for k in {*saved, *settings} if saved.get(k) != settings.get(k))
+            raise ValueError(f"{output} was made with other settings ({', '.join(changed)} differ; see {record}): "
+                             "choose another output or pass --overwrite true")
+    elif output.is_file() and output.stat().st_size or output.is_dir() and any(
+            not p.name.startswith(".") for p in output.iterdir()):  # a folder's lock file is no content
+        raise ValueError(f"{output} exists and was not made by this command (no {record.name}): choose another "
+                         "output or pass --overwrite true")

@@ -9,20 +9,21 @@ corpus id: by title and text, or by title alone when the title is unique in the 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
-from dataclasses import dataclass, field as dc_field
+from dataclasses import asdict, dataclass, field as dc_field
 from pathlib import Path
 from typing import Any, Callable, Literal, get_args
 
 from datasets import Dataset
 
-from core.records import DataError, field, read_json, read_records
+from core.config import require_non_negative, require_positive
+from core.records import DataError, check_settings, exclusive_output, field, read_json, read_records, write_atomic
 from core.text import normalize_space
 from core.types import Passage, Question, passage_id
 
 DEMO_DIR = Path(__file__).parent / "demo"
 DEMO_QUESTIONS = str(DEMO_DIR / "questions.jsonl")
-DEMO_PASSAGES = str(DEMO_DIR / "passages.jsonl")
 
 Format = Literal["2wiki", "hipporag", "hotpotqa", "ircot", "musique", "plain", "unified"]
 FORMATS = get_args(Format)
@@ -47,14 +48,19 @@ class DataConfig:
     """the questions file's format (`hipporag`: any published one, detected from the first record)"""
     questions: str = DEMO_QUESTIONS
     """the questions file (.json or .jsonl)"""
-    corpus: str | None = DEMO_PASSAGES
-    """the corpus file; null: the union of the questions' contexts"""
+    corpus: str | None = None
+    """the corpus file; null: the union of the questions' contexts (unified questions: the
+    `passages.jsonl` beside them, as `prepare.py data` writes it)"""
     gold_titles: str | None = None
     """gold titles for a `plain` question list"""
     limit: int | None = None
     """only the first N questions (after `offset`)"""
     offset: int = 0
     """skip the first questions: e.g. a calibration split disjoint from the evaluated one"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "limit")
+        require_non_negative(self, "offset")
 
     def load(self) -> Benchmark:
         return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit, self.offset)
@@ -236,28 +242,32 @@ def load_corpus(path: str | Path) -> list[Passage]:
     if isinstance(value, dict):
         items = []
         for title, body in value.items():
+            where = f"title '{title}'"
             if isinstance(body, list):
-                items.append(Passage.make(title, sentences=[str(s) for s in body]))
+                items.append((where, Passage.make(title, sentences=[str(s) for s in body])))
             elif isinstance(body, str):
-                items.append(Passage.make(title, body))
+                items.append((where, Passage.make(title, body)))
             else:
-                raise DataError(path, f"title '{title}'", "expected a list of sentences or a text")
-        return _dedup(items)
+                raise DataError(path, where, "expected a list of sentences or a text")
+        return _dedup(items, path)
     passages = []
     for where, record in read_records(path):
         title, text = _str(record, "title", path, where), _str(record, "text", path, where)
         passage = Passage.make(title, text, sentences=record.get("sentences"))
         if "id" in record:
             passage.id = str(record["id"])
-        passages.append(passage)
-    return _dedup(passages)
+        passages.append((where, passage))
+    return _dedup(passages, path)
 
 
-def _dedup(passages: list[Passage]) -> list[Passage]:
-    seen: dict[str, Passage] = {}
-    for p in passages:
-        seen.setdefault(p.id, p)
-    return list(seen.values())
+def _dedup(passages: list[tuple[str, Passage]], path: str | Path) -> list[Passage]:
+    """Each passage once; one id for two different passages is an error naming both records."""
+    seen: dict[str, tuple[str, Passage]] = {}
+    for where, p in passages:
+        first = seen.setdefault(p.id, (where, p))
+        if (first[1].title, first[1].text) != (p.title, p.text):
+            raise DataError(path, where, f"passage id {p.id!r} is also the id of a different passage ({first[0]})")
+    return [p for _, p in seen.values()]
 
 
 def load_gold_titles(path: str | Path) -> dict[str, list[str]]:
@@ -281,21 +291,40 @@ def load_benchmark(
     passages to corpus ids."""
     if format not in FORMATS:
         raise DataError(questions, None, f"unknown format '{format}'; known formats: {', '.join(FORMATS)}")
+    if offset < 0 or limit is not None and limit < 1:
+        raise ValueError(f"offset must be at least 0 and limit at least 1, got {offset} and {limit}")
     records = read_records(questions)[offset:]
     if limit is not None:
         records = records[:limit]
-    if format == "hipporag" and records:
+    if not records:
+        raise DataError(questions, None, "no questions" + (f" from offset {offset}" if offset else ""))
+    if format == "hipporag":
         format = _sniff(records[0][1])
         if format not in READERS:
             raise DataError(questions, records[0][0], "cannot tell which published format this file is in")
     parsed = [READERS[format](record, Path(questions), where) for where, record in records]
+    _check_unique_ids(parsed, questions)
 
-    passages = load_corpus(corpus) if corpus else _dedup([p for q in parsed for p in q.context])
+    if corpus is None and format == "unified":
+        corpus = Path(questions).with_name("passages.jsonl")  # what `prepare.py data` writes beside them
+        if not corpus.is_file():
+            raise DataError(questions, None, f"unified questions carry no contexts and there is no {corpus}: "
+                                             "name the corpus with --data.corpus")
+    passages = load_corpus(corpus) if corpus else _dedup([(q.where, p) for q in parsed for p in q.context], questions)
     if not passages:
         raise DataError(corpus or questions, None, "the corpus is empty")
     titles = {} if gold_titles is None else load_gold_titles(gold_titles)
     _resolve_gold(parsed, passages, titles, questions, corpus)
     return Benchmark([p.question for p in parsed], passages)
+
+
+def _check_unique_ids(parsed: list[_Parsed], path: str | Path) -> None:
+    """One record per question id: a repeated id would score one question against another's ranking."""
+    first: dict[str, str] = {}
+    for item in parsed:
+        where = first.setdefault(item.question.id, item.where)
+        if where != item.where:
+            raise DataError(path, item.where, f"question id {item.question.id!r} already appears at {where}")
 
 
 def _resolve_gold(parsed: list[_Parsed], passages: list[Passage], gold_titles: dict[str, list[str]],
@@ -332,3 +361,18 @@ def write_unified(benchmark: Benchmark, output_dir: str | Path) -> Path:
     for name, rows in (("questions", benchmark.questions), ("passages", benchmark.passages)):
         Dataset.from_list([r.to_dict() for r in rows]).to_json(out / f"{name}.jsonl", lines=True, force_ascii=False)
     return out
+
+
+def convert_to_unified(config: DataConfig, output_dir: str | Path, overwrite: bool = False) -> Benchmark:
+    """`prepare.py data`: the benchmark of `config` written in the unified format into `output_dir`.
+
+    The folder keeps the settings that made it (`data.json`); other settings, or a folder holding
+    other files, are refused unless `overwrite`.
+    """
+    benchmark = config.load()
+    with exclusive_output(output_dir, is_folder=True) as out:
+        record = out / "data.json"
+        check_settings(record, asdict(config), out, overwrite)
+        write_unified(benchmark, out)
+        write_atomic(record, json.dumps(asdict(config), indent=2) + "\n")
+    return benchmark

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 
 from jsonargparse import ActionConfigFile, ArgumentParser
 
-from core.cli import dataclass_from
+from core.config import dataclass_from, require_non_negative, require_positive
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.mind import EntityFilter
 from inference.retrievers import RetrieverKind
@@ -35,6 +35,9 @@ class IndexConfig:
     """`auto`: the GPU when faiss has GPU support and one is present"""
     cache_dir: str = ".cache/indexes"
     """where indexes are kept, rebuilt only when the corpus or the encoder changes"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "hnsw_m", "ef_search")
 
 
 @dataclass
@@ -76,6 +79,10 @@ class KiRAGConfig:
     num_demos: int = 2
     """extraction demonstrations per passage"""
 
+    def __post_init__(self) -> None:
+        require_positive(self, "k0", "num_candidates", "max_steps")
+        require_non_negative(self, "num_demos")
+
 
 @dataclass
 class ReaderConfig:
@@ -89,6 +96,9 @@ class ReaderConfig:
     """the longest answer"""
     batch_size: int = 8
     """questions answered together"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "top_k", "max_new_tokens", "batch_size")
 
 
 @dataclass
@@ -109,6 +119,9 @@ class MindConfig:
     """facts kept in memory"""
     max_sentences: int = 6
     """the longest reasoning, in sentences"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "top_entities", "retrieve_k", "memory_capacity", "max_sentences")
 
 
 @dataclass
@@ -144,7 +157,10 @@ class EvalConfig:
     output_dir: str = "runs/eval"
     """where predictions.jsonl, metrics.json, metrics.md and run.json go"""
     overwrite: bool = False
-    """discard results of a different config in output_dir"""
+    """discard results of a different config in output_dir (only once the new run has loaded)"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "top_k", "batch_size")
 
     def label(self) -> str:
         """The method's name in tables."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from datamodules.loaders import Benchmark
@@ -13,11 +14,13 @@ from inference.mind import FactSearch, KiRAGSearch, MindRAG, PassageSearch, Trig
 from inference.reader import Reader, ReadingMethod
 from inference.retrievers import Retriever, make_retriever
 from inference.triple_index import TripleIndex
-from kg.extraction import TripleExtractor
+from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
 from models.lm import LanguageModel, LazyLM
 from models.uncertainty import MindParams
+
+log = logging.getLogger(__name__)
 
 MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic",
                                      "kirag+mind": "dynamic"}
@@ -45,11 +48,15 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     search: FactSearch
     if config.method in ("kirag", "kirag+mind"):
         k = config.kirag
-        if not Path(k.kg).is_dir() and not k.extract_missing:
-            raise FileNotFoundError(f"KG store {k.kg!r} does not exist (build it with `prepare.py kg`, "
-                                    "or pass --kirag.extract_missing true)")
-        extractor = TripleExtractor(lm, num_demos=k.num_demos) if k.extract_missing else None
-        kg = KnowledgeGraph(KGStore(k.kg), extractor, benchmark.passage_by_id())
+        existed = Path(k.kg).is_dir()
+        store = KGStore(k.kg, create=k.extract_missing)
+        extractor = None
+        if k.extract_missing:
+            extractor = TripleExtractor(lm, num_demos=k.num_demos)
+            if notice := extraction_notice(store, benchmark.passages):
+                log.warning("%s%s; the ones retrieval reaches are extracted as it goes", notice,
+                            "" if existed else " (the folder did not exist: a new, empty store was made there)")
+        kg = KnowledgeGraph(store, extractor, benchmark.passage_by_id())
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
         constructor = Constructor(lm) if k.constructor else None
         kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,

@@ -1,7 +1,8 @@
 """Retrieval and answer metrics, as torchmetrics `Metric`s so they reduce across processes.
 
 Recall@k is the fraction of a question's gold passages found in its top k, averaged over
-questions that have gold passages; an empty result counts as 0 (never skipped). torchmetrics'
+questions that have gold passages (how many do is reported beside it); an empty result counts as 0
+(never skipped). torchmetrics'
 `RetrievalRecall` cannot express that: it only sees the passages it is given, so a gold passage
 that was never retrieved would be missing from the denominator. EM/F1 are SQuAD's
 (`core.text.answer_scores`: SQuAD normalisation, maximised over the answer and its aliases), as fractions.

@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 
+from core.records import write_atomic  # noqa: E402
 from evaluation.config import EvalConfig, read_run_config  # noqa: E402
 from evaluation.metrics import RECALL_KS  # noqa: E402
 
@@ -27,17 +28,17 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
 
 
 def report_columns(rows: list[dict]) -> list[str]:
-    columns = ["method", "questions"] + [f"recall@{k}" for k in RECALL_KS]
+    columns = ["method", "questions", "questions_with_gold"] + [f"recall@{k}" for k in RECALL_KS]
     columns += [c for c in ("em", "f1") if any(c in r for r in rows)]
     return columns + ["retrieval_calls", "llm_calls", "seconds_per_question"]
 
 
 def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> None:
     """`metrics.json` and `metrics.md` of one run, and its table on stdout."""
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_atomic(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     rows = [{"method": config.label(), **metrics}]
     table = markdown_table(rows, report_columns(rows))
-    (out / "metrics.md").write_text(f"# {config.data.questions}\n\nRecall, EM and F1 in %.\n\n{table}")
+    write_atomic(out / "metrics.md", f"# {config.data.questions}\n\nRecall, EM and F1 in %.\n\n{table}")
     print(table)
 
 
@@ -56,8 +57,8 @@ def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
     out.mkdir(parents=True, exist_ok=True)
     table = markdown_table(rows, report_columns(rows))
     datasets = sorted({"/".join(Path(r["data"]).parts[-2:]) for r in rows})
-    (out / "comparison.md").write_text(f"# {', '.join(datasets)}\n\nRecall, EM and F1 in %.\n\n{table}")
-    (out / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
+    write_atomic(out / "comparison.md", f"# {', '.join(datasets)}\n\nRecall, EM and F1 in %.\n\n{table}")
+    write_atomic(out / "comparison.json", json.dumps(rows, indent=2) + "\n")
     figure, axes = plt.subplots(figsize=(6, 4))
     for row in rows:
         axes.plot(RECALL_KS, [100 * row[f"recall@{k}"] for k in RECALL_KS], marker="o", label=row["method"])

@@ -1,5 +1,6 @@
 """The resumable evaluation run: predictions are appended and fsynced as they are made, so a run
-started again with the same config resumes where it stopped; then metrics and the report."""
+started again with the same config resumes where it stopped; then metrics and the report.
+`run.json`, `metrics.json` and `metrics.md` are written whole (temporary file, then rename)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from core.records import complete_log
+from core.records import DataError, complete_log, exclusive_output, write_atomic
 from core.text import answer_scores
+from core.types import Question
+from datamodules.loaders import Benchmark
 from evaluation.config import EvalConfig, read_run_config
 from evaluation.factory import build_method
 from evaluation.metrics import RECALL_KS, compute_metrics, recall_at_k
 from evaluation.report import write_report
-from inference.methods import Prediction
+from inference.methods import Method, Prediction
 
 
 def _fingerprint(config: EvalConfig) -> str:
@@ -30,53 +33,78 @@ def _fingerprint(config: EvalConfig) -> str:
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _load_done(config: EvalConfig, out: Path) -> dict[str, Prediction]:
-    """Predictions already made by an earlier run of the same config (resume).
+def _previous_config(run_file: Path) -> EvalConfig | None:
+    """The config an earlier run saved in `run.json`, read back with today's defaults for any key it
+    lacks (so a run made before a new setting existed still resumes when that setting keeps its default)."""
+    if not run_file.exists():
+        return None
+    try:
+        return read_run_config(run_file)
+    except (ValueError, KeyError, TypeError) as error:
+        raise DataError(run_file, None, f"not a readable run record ({' '.join(str(error).split())}); "
+                                        "pass --overwrite true to start the run over") from None
 
-    The earlier config is read back with today's defaults for any key it lacks, so a run made
-    before a new setting existed still resumes when that setting keeps its default.
-    """
-    run_file, pred_file = out / "run.json", out / "predictions.jsonl"
-    if run_file.exists() and not config.overwrite:
-        if _fingerprint(read_run_config(run_file)) != _fingerprint(config):
-            raise ValueError(f"{out} holds results of a different config ({run_file}); "
-                             "choose another output_dir or pass --overwrite true")
-    out.mkdir(parents=True, exist_ok=True)
-    run_file.write_text(json.dumps({"config": asdict(config)}, indent=2))
+
+def _read_predictions(path: Path) -> dict[str, Prediction]:
+    """The predictions an earlier run appended (a partial last line, left by a kill, is cut off)."""
     done = {}
-    if config.overwrite:
-        pred_file.unlink(missing_ok=True)
-    for line in complete_log(pred_file).splitlines():
-        prediction = Prediction.from_dict(json.loads(line))
+    for number, line in enumerate(complete_log(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            prediction = Prediction.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError) as error:
+            raise DataError(path, f"line {number}", f"not a prediction record ({error!r}); pass --overwrite true "
+                                                    "to start the run over") from None
         done[prediction.question_id] = prediction
     return done
 
 
 def evaluate(config: EvalConfig) -> dict[str, float]:
-    """Run `config.method` on every question not yet predicted in `config.output_dir`; returns the metrics."""
+    """Run `config.method` on every question not yet predicted in `config.output_dir`; returns the metrics.
+
+    The output folder is locked for the whole run. Nothing in it changes before the config, the data
+    and the models have loaded: `--overwrite true` removes the old results only then.
+    """
     benchmark = config.data.load()
     out = Path(config.output_dir)
-    done = _load_done(config, out)
-    todo = [q for q in benchmark.questions if q.id not in done]
-    if todo:
-        method = build_method(config, benchmark)
-        with open(out / "predictions.jsonl", "a") as f, tqdm(total=len(benchmark.questions), initial=len(done),
-                                                              desc=f"{config.method}/{config.retriever}") as bar:
-            step = config.batch_size if method.batched else 1
-            for start in range(0, len(todo), step):
-                batch = todo[start:start + step]
-                for question, prediction in zip(batch, method.predict(batch), strict=True):
-                    record = prediction.to_dict()
-                    record["gold_passage_ids"] = question.gold_passage_ids
-                    record.update({f"recall@{k}": recall_at_k([p for p, _ in prediction.passages],
-                                                               question.gold_passage_ids, k) for k in RECALL_KS})
-                    if prediction.answer is not None and question.answers:
-                        record.update(answer_scores(prediction.answer, question.answers))
-                    f.write(json.dumps(record) + "\n")
-                    done[question.id] = prediction
-                f.flush()
-                os.fsync(f.fileno())
-                bar.update(len(batch))
-    metrics = compute_metrics(benchmark, [done[q.id] for q in benchmark.questions])
-    write_report(config, metrics, out)
+    with exclusive_output(out, is_folder=True):
+        run_file, pred_file = out / "run.json", out / "predictions.jsonl"
+        previous = None if config.overwrite else _previous_config(run_file)
+        if previous is not None and _fingerprint(previous) != _fingerprint(config):
+            raise ValueError(f"{out} holds results of a different config ({run_file}); "
+                             "choose another output_dir or pass --overwrite true")
+        done = {} if config.overwrite else _read_predictions(pred_file)
+        todo = [q for q in benchmark.questions if q.id not in done]
+        method = build_method(config, benchmark) if todo else None
+        stale = ["metrics.json", "metrics.md"] + (["predictions.jsonl"] if config.overwrite else [])
+        for name in stale if todo else []:
+            (out / name).unlink(missing_ok=True)
+        write_atomic(run_file, json.dumps({"config": asdict(config)}, indent=2))
+        if method is not None:
+            _predict(method, todo, benchmark, config, done, pred_file)
+        metrics = compute_metrics(benchmark, [done[q.id] for q in benchmark.questions])
+        write_report(config, metrics, out)
     return metrics
+
+
+def _predict(method: Method, todo: list[Question], benchmark: Benchmark, config: EvalConfig,
+             done: dict[str, Prediction], pred_file: Path) -> None:
+    """Predict `todo` in steps, appending each step's records (fsynced) to `pred_file`."""
+    with open(pred_file, "a") as f, tqdm(total=len(benchmark.questions), initial=len(done),
+                                         desc=f"{config.method}/{config.retriever}") as bar:
+        step = config.batch_size if method.batched else 1
+        for start in range(0, len(todo), step):
+            batch = todo[start:start + step]
+            for question, prediction in zip(batch, method.predict(batch), strict=True):
+                record = prediction.to_dict()
+                record["gold_passage_ids"] = question.gold_passage_ids
+                record.update({f"recall@{k}": recall_at_k([p for p, _ in prediction.passages],
+                                                           question.gold_passage_ids, k) for k in RECALL_KS})
+                if prediction.answer is not None and question.answers:
+                    record.update(answer_scores(prediction.answer, question.answers))
+                f.write(json.dumps(record) + "\n")
+                done[question.id] = prediction
+            f.flush()
+            os.fsync(f.fileno())
+            bar.update(len(batch))

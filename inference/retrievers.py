@@ -81,10 +81,7 @@ class Retriever(ABC):
         }
         folder = Path(cache_dir) / f"{self.kind}-{_hash(json.dumps(meta, sort_keys=True))}"
         meta_path = folder / "meta.json"
-        if meta_path.exists() and json.loads(meta_path.read_text()) == meta:
-            self._load(folder)
-            self.loaded_from_cache = True
-            log.info("loaded %s index from %s", self.kind, folder)
+        if self._load_cached(folder, meta):
             return
         folder.mkdir(parents=True, exist_ok=True)
         self._build(passages, folder)
@@ -92,6 +89,22 @@ class Retriever(ABC):
         tmp = meta_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
         os.replace(tmp, meta_path)
+
+    def _load_cached(self, folder: Path, meta: dict) -> bool:
+        """Load a finished index from `folder`; a missing, unfinished or unreadable one is rebuilt (False)."""
+        try:
+            if json.loads((folder / "meta.json").read_text()) != meta:
+                return False
+            self._load(folder)
+        except FileNotFoundError:
+            return False
+        except Exception as error:  # a corrupt cache costs a rebuild, never the run
+            log.warning("%s: the cached %s index is unreadable (%s: %s); rebuilding it", folder, self.kind,
+                        type(error).__name__, error)
+            return False
+        self.loaded_from_cache = True
+        log.info("loaded %s index from %s", self.kind, folder)
+        return True
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         """For each query, up to `k` (passage id, score) pairs, best first."""
@@ -200,9 +213,8 @@ class DenseRetriever(Retriever):
             for start in range(0, len(texts), self.chunk_size):
                 end = min(start + self.chunk_size, len(texts))
                 path = folder / f"chunk-{start:010d}-{end:010d}.npy" if folder else None
-                if path is not None and path.exists():
-                    emb = np.load(path)
-                else:
+                emb = self._saved_chunk(path, end - start)
+                if emb is None:
                     emb = self.encoder.encode(texts[start:end], "passage")
                     if path is not None:
                         tmp = path.with_name(path.stem + ".tmp.npy")
@@ -211,6 +223,19 @@ class DenseRetriever(Retriever):
                 chunks.append(emb)
                 bar.update(end - start)
         return np.concatenate(chunks)
+
+    def _saved_chunk(self, path: Path | None, rows: int) -> np.ndarray | None:
+        """The embeddings a resumed build saved for this chunk, or None (an unreadable file is redone)."""
+        if path is None or not path.exists():
+            return None
+        try:
+            emb = np.load(path)
+            if emb.shape[0] != rows:
+                raise ValueError(f"{emb.shape[0]} rows, expected {rows}")
+            return emb
+        except Exception as error:
+            log.warning("%s: unreadable embedding chunk (%s: %s); embedding it again", path, type(error).__name__, error)
+            return None
 
     def _build(self, passages: list[Passage], folder: Path | None) -> None:
         emb = self._embed([passage_text(p) for p in passages], folder)

@@ -9,6 +9,7 @@ leaves only whole chunks and a rerun, or another method on the same KG, reuses t
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -18,6 +19,8 @@ import numpy as np
 
 from core.types import Triple
 from models.encoder import TextEncoder
+
+log = logging.getLogger(__name__)
 
 
 class TripleIndex:
@@ -30,8 +33,21 @@ class TripleIndex:
         self._data = np.zeros((0, 0), np.float32)  # rows [0, len) are filled; doubles when full
         if self.folder is not None and self.folder.is_dir():
             for path in sorted(self.folder.glob("chunk-*.npz")):
-                with np.load(path) as chunk:
-                    self._append(list(chunk["ids"]), chunk["vectors"])
+                self._load_chunk(path)
+
+    def _load_chunk(self, path: Path) -> None:
+        """Add a saved chunk; an unreadable one is deleted (its triples are embedded again when scored)."""
+        try:
+            with np.load(path) as chunk:
+                ids, vectors = list(chunk["ids"]), chunk["vectors"]
+            if vectors.ndim != 2 or len(ids) != len(vectors) or (self.rows and vectors.shape[1] != self._data.shape[1]):
+                raise ValueError(f"{len(ids)} ids for vectors of shape {vectors.shape}")
+        except Exception as error:
+            log.warning("%s: unreadable triple-embedding chunk (%s: %s); deleting it, its triples will be "
+                        "embedded again", path, type(error).__name__, error)
+            path.unlink(missing_ok=True)
+            return
+        self._append(ids, vectors)
 
     def _append(self, ids: list[str], vectors: np.ndarray) -> None:
         fresh = [(str(tid), i) for i, tid in enumerate(ids) if str(tid) not in self.rows]  # two writers: first wins

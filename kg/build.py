@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
+from core.config import require_non_negative, require_positive
 from datamodules.loaders import DataConfig
-from kg.extraction import TripleExtractor
+from kg.extraction import TripleExtractor, extraction_notice
 from kg.openie_import import import_openie
 from kg.store import KGStore
 from models.encoder import Encoder
 from models.lm import LMConfig
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,6 +41,10 @@ class KGConfig:
     limit: int | None = None
     """only the first N corpus passages"""
 
+    def __post_init__(self) -> None:
+        require_positive(self, "batch_size", "max_new_tokens", "limit")
+        require_non_negative(self, "num_demos")
+
 
 def build_kg(config: KGConfig) -> dict:
     """Extract (or import) the triples of the passages the store lacks; returns counts and the store's stats."""
@@ -50,6 +58,8 @@ def build_kg(config: KGConfig) -> dict:
     if config.openie:
         summary = import_openie(config.openie, passages, store)
     else:
+        if notice := extraction_notice(store, passages):
+            log.warning(notice)
         encoder = Encoder(config.encoder) if config.num_demos else None
         extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
                                     batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)

@@ -17,6 +17,22 @@ from models.lm import LanguageModel
 
 Extracted = tuple[list[Triple], int]  # (triples, number of rejected `<...>` matches)
 
+SECONDS_PER_PASSAGE = 50.0
+"""Extraction time of one passage with the packaged 0.5B LM (transformers, 2-core CPU), as measured by
+benchmarks/triple_extraction.py: the basis of the time estimate given before an extraction starts."""
+
+
+def extraction_notice(store: KGStore, passages: Iterable[Passage]) -> str | None:
+    """What extracting the passages the store lacks will cost, to say before it starts (None: nothing to do)."""
+    passages = _unique(passages)
+    missing = store.missing(p.id for p in passages)
+    if not missing:
+        return None
+    hours = len(missing) * SECONDS_PER_PASSAGE / 3600
+    return (f"KG store {store.folder}: {len(missing)} of {len(passages)} passages have no triples yet; the LM "
+            f"extracts them at about {SECONDS_PER_PASSAGE:.0f} s a passage on a 2-core CPU (about {hours:.1f} h "
+            "for all of them)")
+
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:
     """Each passage once, in order of first appearance."""

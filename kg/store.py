@@ -53,8 +53,12 @@ def _tail_hash(data: bytes) -> str:
 class KGStore:
     """Passage id -> triples, persisted in `folder`. Each passage is stored once: the first write wins."""
 
-    def __init__(self, folder: str | os.PathLike) -> None:
+    def __init__(self, folder: str | os.PathLike, create: bool = True) -> None:
+        """Open the store in `folder`; a folder that does not exist is created, or with `create=False`
+        is a `FileNotFoundError` (a mistyped path would otherwise be an empty store)."""
         self.folder = Path(folder)
+        if not create and not self.folder.is_dir():
+            raise FileNotFoundError(f"KG store {str(folder)!r} does not exist (build it with `prepare.py kg`)")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.log_path = self.folder / LOG_NAME
         self.snapshot_dir = self.folder / SNAPSHOT_DIR

@@ -14,7 +14,8 @@ from torch import Tensor, nn
 from tqdm.auto import tqdm
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from models.packaged import resolve_model_path
+from core.config import ConfigError, require_positive
+from models.packaged import from_pretrained, resolve_model_path
 
 Kind = Literal["query", "passage"]
 Pooling = Literal["mean", "cls"]
@@ -52,11 +53,8 @@ class EncoderConfig:
 
     def __post_init__(self) -> None:
         if self.pooling not in ("mean", "cls"):
-            raise ValueError(f"pooling must be 'mean' or 'cls', got {self.pooling!r}")
-        for key in ("max_length", "query_max_length", "batch_size"):
-            value = getattr(self, key)
-            if value is not None and value < 1:
-                raise ValueError(f"{key} must be positive, got {value}")
+            raise ConfigError("pooling", f"must be 'mean' or 'cls', got {self.pooling!r}")
+        require_positive(self, "max_length", "query_max_length", "batch_size")
 
     def build(self) -> "Encoder":
         return Encoder(self)
@@ -80,8 +78,8 @@ class Encoder(nn.Module):
         config = EncoderConfig(config) if isinstance(config, str) else config
         if model is None or tokenizer is None:
             path = resolve_model_path(config.name)
-            model = model if model is not None else AutoModel.from_pretrained(path)
-            tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(path)
+            model = model if model is not None else from_pretrained(AutoModel, path)
+            tokenizer = tokenizer if tokenizer is not None else from_pretrained(AutoTokenizer, path)
         self.config = config
         self.model = model
         self.tokenizer = tokenizer

@@ -26,7 +26,7 @@ from transformers import (
 )
 
 from models.chat import Message
-from models.packaged import resolve_lm
+from models.packaged import from_pretrained, resolve_lm
 
 @dataclass
 class TokenSignals:
@@ -127,13 +127,12 @@ class CausalLM:
         if model is None or tokenizer is None:
             path, gguf = resolve_lm(name_or_path, gguf_file, cache_dir)
             if model is None:
-                model = AutoModelForCausalLM.from_pretrained(
-                    path, gguf_file=gguf, dtype=getattr(torch, dtype), attn_implementation=attn_implementation or "sdpa"
-                )
+                model = from_pretrained(AutoModelForCausalLM, path, gguf_file=gguf, dtype=getattr(torch, dtype),
+                                        attn_implementation=attn_implementation or "sdpa")
                 if device == "auto":
                     device = "cuda" if torch.cuda.is_available() else "cpu"
                 model.to(device)
-            tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(path, gguf_file=gguf)
+            tokenizer = tokenizer if tokenizer is not None else from_pretrained(AutoTokenizer, path, gguf_file=gguf)
         self.name_or_path = name_or_path
         self.model = model.eval()
         self.tokenizer = tokenizer

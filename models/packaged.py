@@ -18,6 +18,27 @@ from pathlib import Path
 
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+OFFLINE_CHOICES = ("the packaged models 'minilm' (encoder) and 'qwen2.5-coder-0.5b-instruct' (LM), "
+                   "a local model folder, or a .gguf file")
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """A model reference that is neither local nor obtainable from the Hugging Face hub."""
+
+
+def from_pretrained(loader, path: str, **kwargs):
+    """`loader.from_pretrained(path, **kwargs)`; a hub id that cannot be fetched says what works offline."""
+    try:
+        return loader.from_pretrained(path, **kwargs)
+    except OSError as error:
+        if os.path.exists(path):
+            raise
+        why = ("HF_HUB_OFFLINE is set" if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0")
+               else "the hub is not reachable, or has no such model")
+        raise ModelNotFoundError(f"model {path!r} is not a local folder and could not be fetched ({why}); "
+                                 f"what works offline: {OFFLINE_CHOICES}") from error
+
+
 PACKAGED_MINILM = ("minilm", "all-minilm-l6-v2")
 PACKAGED_MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"  # the same model on the hub, for model cards
 

@@ -1,17 +1,20 @@
 """evaluate.py end to end on the demo data: config parsing, outputs, resume, errors."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from datamodules.loaders import DEMO_DIR
+from datamodules.loaders import DEMO_DIR, DataConfig
 from evaluate import main
 from evaluation.config import EvalConfig, parse_config
+from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
 from models.encoder import EncoderConfig
+from models.uncertainty import MindParams
 
 
 def run_files(out):
@@ -156,26 +159,51 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
     assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
 
 
+TRIPLE = re.compile(r"^<[^;<>]+; [^;<>]+; [^;<>]+>$")
+
+
 @pytest.mark.parametrize("method", ["fixed_interval", "dragin", "mind", "kirag+mind"])
 def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, make_tiny_lm, monkeypatch):
     lm = make_tiny_lm()
     out = tmp_path / "run"
+    # θ = 0 for every trigger that has one: DRAGIN's fixed θ, and MIND's α = β = 0, so that any sentence
+    # with a content word of positive H·A must retrieve.
+    params = MindParams(alpha=0.0, beta=0.0).save(tmp_path / "trigger.json")
     args = kirag_args + ["--method", method, "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
-                         "--mind.max_sentences", "2", "--mind.fixed_threshold", "0.0", "--output_dir", str(out)]
+                         "--mind.max_sentences", "2", "--mind.fixed_threshold", "0.0", "--mind.params", str(params),
+                         "--output_dir", str(out)]
     batches, predict = [], MindRAG.predict
     monkeypatch.setattr(MindRAG, "predict", lambda self, qs: batches.append(len(qs)) or predict(self, qs))
+    facts, add = [], Memory.add
+    monkeypatch.setattr(Memory, "add", lambda self, fact: facts.append(fact) or add(self, fact))
     assert main(args) == 0
     assert batches == [1, 1, 1]  # one question at a time, each saved as it is done
     metrics, predictions = run_files(out)
     assert metrics["questions"] == 3 and {"em", "f1"} <= set(metrics)
+    passages = DataConfig().load().passage_by_id()
     for p in predictions:
         sentences = [step for step in p["trace"] if not step.get("forced_answer")]
         assert isinstance(p["answer"], str) and len(sentences) <= 2 and len(p["trace"]) - len(sentences) <= 1
         retrieved = [step for step in p["trace"] if step["retrieve"]]
         assert p["retrieval_calls"] == len(retrieved)
         assert len({pid for pid, _ in p["passages"]}) == len(p["passages"]) <= 10
-        if method == "fixed_interval":  # every non-empty sentence retrieves
-            assert all(step["retrieve"] for step in sentences if step["sentence"].strip())
+        for step in sentences:
+            if method == "fixed_interval":  # every sentence with a word retrieves
+                assert step["retrieve"] == bool(re.search(r"\S", step["sentence"])), step
+            elif step["word"] is None:  # no word at all (the generation ended): nothing to decide on
+                assert not step["retrieve"] and not step["sentence"].strip(), step
+            else:  # θ = 0: retrieval exactly when some content word has H·A > 0
+                assert step["threshold"] == 0.0 and step["retrieve"] == (step["max_score"] > 0), step
+        for step in retrieved:  # a retrieval found passages, kept in the prediction, and regenerated the sentence
+            assert step["retrieved"] and "regenerated" in step
+            assert set(step["retrieved"]) <= {pid for pid, _ in p["passages"]}
+        assert bool(p["passages"]) == bool(retrieved)
+    # the random LM writes a sentence with content words for one question at least: the trigger fired there
+    assert sum(p["retrieval_calls"] for p in predictions) >= 1 and facts
+    if method == "kirag+mind":  # KiRAG decides what: the facts kept in memory are its chain's triples
+        assert all(TRIPLE.match(f.text) and f.source == "kirag" for f in facts), facts
+    else:  # the passages themselves, as "title: text"
+        assert all(f.text == f"{passages[f.source].title}: {passages[f.source].text}" for f in facts), facts
 
 
 def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):

@@ -124,8 +124,9 @@ def test_export_cli_writes_a_loadable_folder_with_card_and_fails_clearly_offline
     checkpoint = run_dir / "checkpoints" / "last.ckpt"
     assert export.main(["--ckpt_path", str(checkpoint), "--output_dir", str(tmp_path / "out")]) == 0
     model = AutoModel.from_pretrained(tmp_path / "out")
-    trained = full.model.encoder.model.state_dict()
-    assert all(torch.equal(v, trained[k]) for k, v in model.state_dict().items() if k in trained)
+    trained, exported = full.model.encoder.model.state_dict(), model.state_dict()
+    assert exported.keys() == trained.keys()
+    assert all(torch.equal(exported[k], trained[k]) for k in trained)
     card = (tmp_path / "out" / "README.md").read_text()
     assert "val/mrr" in card and "chains.jsonl" in card
     code = export.main(["--ckpt_path", str(checkpoint), "--output_dir", str(tmp_path / "out"),

@@ -73,7 +73,7 @@ def chain_report(config: ChainsConfig) -> dict:
     records = [r for r in records if r.question_id in by_id]
     in_file = [Chain(list(r.chain), sources[r.question_id], r.ordered, r.complete) for r in records]
     passages = benchmark.passage_by_id()
-    kg = KnowledgeGraph(KGStore(config.kg_store), None, passages)
+    kg = KnowledgeGraph(KGStore(config.kg_store, create=False), None, passages)
     began = time.perf_counter()
     search = build_chains(benchmark.questions, passages, kg, ChainBuilder(False, config.beam_size))
     seconds = round(time.perf_counter() - began, 2)

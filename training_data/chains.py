@@ -1,28 +1,30 @@
 """`prepare.py chains`: the Aligner's training file `chains.jsonl` (silver chains + mined negatives).
 
 Each line is `ChainRecord.to_dict()` plus `source` (evidences | decomposition | search). Lines are
-appended and flushed one question at a time; a rerun skips the question ids already written, after
-cutting off a partial last line left by a kill. A rerun with another config appends to the same
-file, so use a new `output` when the settings change.
+appended and fsynced one question at a time; a rerun skips the question ids already written, after
+cutting off a partial last line left by a kill. The settings are kept beside the file
+(`chains.run.json`): a rerun with other settings is refused unless `overwrite`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
-from core.records import DataError, complete_log
+from core.config import require_positive
+from core.records import DataError, check_settings, complete_log, exclusive_output, write_atomic
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
-from inference.retrievers import make_retriever, passage_text
+from inference.retrievers import Retriever, make_retriever, passage_text
 from kg.extraction import TripleExtractor
 from kg.graph import KnowledgeGraph, TripleSource
 from kg.store import KGStore
@@ -58,6 +60,19 @@ class ChainsConfig:
     """where retrieval indexes are cached; null: not cached"""
     batch_size: int = 64
     """questions whose negatives are retrieved together"""
+    overwrite: bool = False
+    """replace a chains file made with other settings"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "k0", "max_negatives", "beam_size", "batch_size")
+
+    def settings(self) -> dict:
+        """What decides each question's chain: every setting but where chains go, how they are batched,
+        and which slice of the questions a run covers (a later run may add questions)."""
+        settings = {k: v for k, v in asdict(self).items()
+                    if k not in ("output", "index_cache_dir", "batch_size", "overwrite")}
+        settings["data"] = {k: v for k, v in settings["data"].items() if k not in ("limit", "offset")}
+        return settings
 
 
 def _written_ids(path: Path) -> set[str]:
@@ -90,30 +105,45 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
     began = time.perf_counter()
     benchmark = config.data.load()
     passages = benchmark.passage_by_id()
-    kg = KnowledgeGraph(KGStore(config.kg_store), extractor, passages)
+    kg = KnowledgeGraph(KGStore(config.kg_store, create=extractor is not None), extractor, passages)
     out = Path(config.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = _written_ids(out)
-    todo = [q for q in benchmark.questions if q.id not in done]
-    counts: Counter = Counter()
-    if todo:
-        retriever = make_retriever(config.retriever, encoder=config.encoder if config.retriever == "dense" else None)
-        retriever.build(benchmark.passages, cache_dir=config.index_cache_dir)
-        builder = ChainBuilder(config.use_ground_truth, config.beam_size)
-        with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
-            for start in range(0, len(todo), config.batch_size):
-                batch = todo[start : start + config.batch_size]
-                chains = build_chains(batch, passages, kg, builder)
-                negatives = mine_negatives([(q.id, q.question, c.triples) for q, c in zip(batch, chains)],
-                                           retriever, kg, config.k0, config.max_negatives, config.seed)
-                for question, chain, negs in zip(batch, chains, negatives):
-                    record = ChainRecord(question.id, question.question, question.type, chain.ordered,
-                                         chain.complete, tuple(chain.triples), tuple(tuple(n) for n in negs))
-                    f.write(json.dumps(record.to_dict() | {"source": chain.source}, ensure_ascii=False) + "\n")
-                    f.flush()
-                    counts[chain.source] += 1
-                    counts["complete"] += chain.complete
-                bar.update(len(batch))
+    record = out.with_name(out.name.split(".")[0] + ".run.json")
+    with exclusive_output(out, is_folder=False):
+        check_settings(record, config.settings(), out, config.overwrite)
+        done = set() if config.overwrite else _written_ids(out)
+        todo = [q for q in benchmark.questions if q.id not in done]
+        retriever = None
+        if todo:
+            retriever = make_retriever(config.retriever,
+                                       encoder=config.encoder if config.retriever == "dense" else None)
+            retriever.build(benchmark.passages, cache_dir=config.index_cache_dir)
+        if config.overwrite:
+            out.unlink(missing_ok=True)
+        write_atomic(record, json.dumps(config.settings(), indent=2) + "\n")
+        counts = _write_chains(todo, passages, kg, retriever, config, out) if todo else Counter()
     return {"questions": len(benchmark.questions), "already_written": len(benchmark.questions) - len(todo),
             "written": len(todo), "complete": counts.pop("complete", 0), "by_source": dict(counts),
             "seconds": round(time.perf_counter() - began, 2)}
+
+
+def _write_chains(todo: list[Question], passages: dict[str, Passage], kg: TripleSource, retriever: Retriever,
+                  config: ChainsConfig, out: Path) -> Counter:
+    """Build and append the chains of `todo` in batches, one fsynced line per question; returns counts."""
+    counts: Counter = Counter()
+    builder = ChainBuilder(config.use_ground_truth, config.beam_size)
+    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
+        for start in range(0, len(todo), config.batch_size):
+            batch = todo[start : start + config.batch_size]
+            chains = build_chains(batch, passages, kg, builder)
+            negatives = mine_negatives([(q.id, q.question, c.triples) for q, c in zip(batch, chains)],
+                                       retriever, kg, config.k0, config.max_negatives, config.seed)
+            for question, chain, negs in zip(batch, chains, negatives):
+                record = ChainRecord(question.id, question.question, question.type, chain.ordered,
+                                     chain.complete, tuple(chain.triples), tuple(tuple(n) for n in negs))
+                f.write(json.dumps(record.to_dict() | {"source": chain.source}, ensure_ascii=False) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+                counts[chain.source] += 1
+                counts["complete"] += chain.complete
+            bar.update(len(batch))
+    return counts

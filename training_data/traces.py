@@ -21,6 +21,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from core.config import require_positive
 from core.records import complete_log
 from core.text import answer_scores, contains_words, content_words
 from core.types import Passage, Question
@@ -42,6 +43,9 @@ class TracesConfig:
     """the LM whose closed-book answers are traced"""
     max_sentences: int = 6
     """the longest closed-book reasoning, in sentences"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "max_sentences")
 
 
 def build_traces(config: TracesConfig) -> dict[str, int]:

@@ -85,3 +85,38 @@ def test_model_path_that_does_not_exist(tmp_path):
     missing = tmp_path / "no-such-model"
     with pytest.raises(FileNotFoundError, match=str(missing)):
         Encoder(str(missing))
+
+
+TWO_T = [{"title": "T", "text": "First passage titled T."}, {"title": "T", "text": "Second passage titled T."},
+         {"title": "U", "text": "Text two."}]
+
+
+def test_hotpotqa_gold_title_matching_two_passages_is_refused(tmp_path):
+    # The supporting fact's text ("Text one.") is in neither corpus passage, and its title names two.
+    message = error_of(tmp_path, "hotpotqa", [RECORD, dict(RECORD, _id="h2")], corpus=TWO_T)
+    assert message == (f"{tmp_path / 'q.json'}: record 0: gold passage 'T' of question h1 matches 2 passages by title "
+                       f"({tmp_path / 'c.json'})")
+
+
+def test_plain_gold_titles_matching_two_passages_are_refused(tmp_path):
+    questions, corpus, gold = tmp_path / "q.json", tmp_path / "c.json", tmp_path / "gold.json"
+    questions.write_text(json.dumps(["Which U?", "Which T?"]))
+    corpus.write_text(json.dumps(TWO_T))
+    gold.write_text(json.dumps([{"question": "Which U?", "ground_truth": ["U"]},
+                                {"question": "Which T?", "ground_truth": ["T"]}]))
+    with pytest.raises(DataError) as info:
+        load_benchmark("plain", questions, corpus, gold)
+    message = str(info.value)
+    assert message.startswith(f"{questions}: record 1: gold passage 'T' of question ")
+    assert message.endswith(f" matches 2 passages by title ({corpus})")
+    # inline titles (the plain object form) are refused the same way
+    questions.write_text(json.dumps([{"question": "Which T?", "ground_truth": ["U", "T"]}]))
+    expected = r"q\.json: record 0: gold passage 'T' of question \w+ matches 2 passages by title"
+    with pytest.raises(DataError, match=expected):
+        load_benchmark("plain", questions, corpus)
+    # one passage of that title resolves: the title alone is enough when it is unambiguous
+    corpus.write_text(json.dumps(TWO_T[1:]))
+    benchmark = load_benchmark("plain", questions, corpus)
+    by_id = {p.id: p for p in benchmark.passages}
+    gold = [by_id[pid].text for pid in benchmark.questions[0].gold_passage_ids]
+    assert gold == ["Text two.", "Second passage titled T."]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from core.text import token_f1
 from core.types import Passage, Question, Triple
 from inference.constructor import Constructor, build_prompt, match_candidate, read_output
 from inference.methods import Prediction
@@ -86,3 +87,17 @@ def test_reading_method_answers_from_the_top_k_passages(tiny_lm):
     assert user.startswith(INSTRUCTION)
     assert "1. title: Title 2, text: text 2\n2. title: Title 1, text: text 1\n3. title: Title 3" in user
     assert "Title 4" not in user and user.endswith("Question: Where?")
+
+
+def test_token_f1_threshold_is_one_half():
+    lake = CANDIDATES[2]  # "Drusk located on Lake Ammer": 5 tokens
+    # "drusk located beside mount fell": 5 tokens, 2 shared (drusk, located): F1 = 2·2/(5+5) = 0.4
+    below = ("Drusk", "located beside", "Mount Fell")
+    # "drusk is located on mount fell range": 7 tokens, 3 shared (drusk, located, on): F1 = 2·3/(7+5) = 0.5
+    at = ("Drusk", "is located on", "Mount Fell range")
+    assert token_f1(" ".join(below), lake.plain_text) == 0.4 and token_f1(" ".join(at), lake.plain_text) == 0.5
+    # the other candidates share at most "drusk" with either: F1 of 2/11 or 2/13 at most
+    assert match_candidate(below, CANDIDATES) is None
+    assert match_candidate(at, CANDIDATES) == lake
+    assert read_output(f"<{'; '.join(below)}>", [], CANDIDATES).triple is None
+    assert read_output(f"<{'; '.join(at)}>", [], CANDIDATES).triple == lake

@@ -1,15 +1,16 @@
 """KiRAG's loop on the demo data and its packaged KG, with a tiny random Aligner and a scripted Constructor."""
 
+import re
 import shutil
 
 import numpy as np
 import pytest
 
 from core.chains import ChainRecord
-from core.types import Triple
+from core.types import Question, Triple
 from datamodules.aligner_datamodule import ChainExamples, ExampleKey
 from datamodules.loaders import DEMO_DIR, DataConfig
-from inference.constructor import Construction
+from inference.constructor import Construction, Constructor
 from inference.kirag import KiRAG, _Run
 from inference.retrievers import BM25Retriever
 from inference.triple_index import TripleIndex
@@ -178,3 +179,115 @@ def test_ranking_breaks_ties_by_retriever_score_and_fills_from_retrieval():
 def test_bad_settings_are_refused(retriever, kg, tiny_encoder):
     with pytest.raises(ValueError, match="positive"):
         KiRAG(retriever, kg, TripleIndex(tiny_encoder), num_candidates=0)
+
+
+# --- chain triples are distinct, and a passage scores its best triple (stub retriever, KG, encoder) --------
+
+A = Triple.make("Ostrel Brewing", "founded by", "Ana Corvel", "p1")
+B = Triple.make("Ostrel Brewing", "founded in", "the year 1903", "p1")  # token F1 with A: 2·3/(6+6) = 0.5
+C = Triple.make("Drusk", "located on", "Lake Ammer", "p2")
+D = Triple.make("Lake Ammer", "area", "12 square kilometres", "p2")
+# Aligner scores, exact in float32: the query embeds as [1], a triple as [its score].
+STUB_SCORES = {A.text: 0.75, B.text: 0.25, C.text: 0.5, D.text: 0.125}
+# Each passage lists a low and a high triple, in both orders, so neither the first nor the last triple decides.
+STUB_KG = {"p1": [B, A], "p2": [C, D]}
+
+
+class StubRetriever:
+    """Returns p1 and p2 for every query (p2 with the higher retriever score)."""
+
+    def __init__(self):
+        self.queries = []
+
+    def search(self, queries, k):
+        self.queries.extend(queries)
+        return [[("p2", 2.0), ("p1", 1.0)][:k] for _ in queries]
+
+
+class StubKG:
+    def get_many(self, pids):
+        return {pid: list(STUB_KG[pid]) for pid in pids}
+
+
+class ScoreEncoder:
+    """One dimension: a query is [1], a triple [its score in STUB_SCORES], so the Aligner score is that score."""
+
+    def encode(self, texts, kind="passage", batch_size=None, show_progress=True):
+        values = [1.0 if kind == "query" else STUB_SCORES[t] for t in texts]
+        return np.array(values, dtype=np.float32)[:, None]
+
+    def fingerprint(self):
+        return "score-stub"
+
+
+def stub_kirag(constructor=None, max_steps=1):
+    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor, k=10, k0=2,
+                 num_candidates=4, max_steps=max_steps)
+
+
+class ScriptedChatLM:
+    """A chat LM whose i-th call answers `replies[i]` to every conversation."""
+
+    def __init__(self, replies):
+        self.replies, self.calls = replies, 0
+
+    def chat(self, conversations, **kwargs):
+        reply = self.replies[min(self.calls, len(self.replies) - 1)]
+        self.calls += 1
+        return [type("G", (), {"text": reply})() for _ in conversations]
+
+
+def test_stub_passage_scores_its_best_triple_not_its_worst_or_last():
+    one = stub_kirag(max_steps=1).predict([Question("q", "Where was the founder of Ostrel Brewing born?")])[0]
+    # p1 holds B (0.25) then A (0.75); p2 holds C (0.5) then D (0.125): each passage scores its best.
+    assert one.passages == [("p1", 0.75), ("p2", 0.5)]
+    assert one.trace[0]["candidates"] == [[A.text, "p1", 0.75], [C.text, "p2", 0.5], [B.text, "p1", 0.25],
+                                          [D.text, "p2", 0.125]]
+    # Later steps no longer offer A (it is in the chain): p1's best stays the 0.75 of step 0.
+    three = stub_kirag(max_steps=3).predict([Question("q", "Where was the founder of Ostrel Brewing born?")])[0]
+    assert three.passages == [("p1", 0.75), ("p2", 0.5)]
+
+
+def test_stub_aligner_chain_never_repeats_a_triple():
+    prediction = stub_kirag(max_steps=5).predict([Question("q", "Where was the founder of Ostrel Brewing born?")])[0]
+    # A stays the best-scoring fact at every step; each step must take the best fact NOT yet in the chain.
+    assert prediction.chain == [A.text, C.text, B.text, D.text]
+    assert prediction.retrieval_calls == 5 and prediction.trace[-1]["chosen"] is None  # nothing left at step 5
+    assert [len(step["candidates"]) for step in prediction.trace] == [4, 3, 2, 1, 0]
+
+
+@pytest.mark.parametrize("restated", [A.text, "<Ostrel Brewing; was founded by; Ana Corvel>"])
+def test_stub_constructor_restating_a_chain_triple_does_not_repeat_it(restated):
+    # Step 0: the LM writes A. Step 1: it restates A, then writes C; C is the new triple, not A again, nor B.
+    # Verbatim, A is the chain's own triple (token F1 0.5 with B, a near miss were it not passed over);
+    # reworded, it has token F1 2·6/(7+6) = 12/13 with A and 2·3/(7+6) = 6/13 < 0.5 with B (C, D: 0).
+    lm = ScriptedChatLM([A.text, f"{restated}\n{C.text}\nSo the answer is: Drusk."])
+    prediction = stub_kirag(Constructor(lm), max_steps=3).predict([Question("q", "Where was the founder born?")])[0]
+    assert prediction.chain == [A.text, C.text]
+    assert [step["chosen_by"] for step in prediction.trace] == ["constructor", "constructor"]
+    assert lm.calls == 2 and prediction.llm_calls == 2
+
+
+class EchoingChatLM:
+    """Restates the whole chain so far (each triple reworded: "was" before the relation), then copies the
+    first candidate: a Constructor LM that repeats itself."""
+
+    def chat(self, conversations, **kwargs):
+        replies = []
+        for messages in conversations:
+            user = messages[-1]["content"]
+            chain = user.split("Reasoning chain so far: ", 1)[1]
+            restated = [f"<{h}; was {r}; {t}>" for h, r, t in
+                        (part.split("; ") for part in re.findall(r"<([^<>]*)>", chain))]
+            first = re.search(r"^1\. (<.*>)$", user, re.MULTILINE).group(1)
+            replies.append(type("G", (), {"text": "\n".join([*restated, first])})())
+        return replies
+
+
+@pytest.mark.parametrize("mode", ["aligner", "constructor"])
+def test_demo_chains_have_distinct_triples(mode, demo, retriever, kg, tiny_encoder):
+    constructor = Constructor(EchoingChatLM()) if mode == "constructor" else None
+    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor, max_steps=4).predict(demo.questions[:6])
+    for p in predictions:
+        assert len(p.chain) == 4 and {step["chosen_by"] for step in p.trace} == {mode}, p.trace
+        assert len({text.lower() for text in p.chain}) == len(p.chain), p.chain

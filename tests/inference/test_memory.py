@@ -23,3 +23,16 @@ def test_memory_blocks_searching_an_entity_twice():
     m = Memory()
     assert m.new_entities(["Drusk", "Ana Corvel", "drusk"]) == ["Drusk", "Ana Corvel"]
     assert m.new_entities(["ANA CORVEL", "Lake Ammer"]) == ["Lake Ammer"]
+
+
+def test_memory_repeat_with_lower_confidence_keeps_the_higher():
+    m = Memory(capacity=2)
+    m.add(Fact("Drusk is on Lake Ammer", 0.75, "p1"))
+    m.add(Fact("  DRUSK is on\nlake   Ammer ", 0.25, "p9"))  # the same fact, less confident: nothing changes
+    assert len(m) == 1 and m.facts["drusk is on lake ammer"] == Fact("Drusk is on Lake Ammer", 0.75, "p1")
+    m.add(Fact("drusk IS ON lake ammer", 0.875, "p9"))  # more confident: the confidence rises, the text stays
+    assert m.facts["drusk is on lake ammer"] == Fact("Drusk is on Lake Ammer", 0.875, "p1")
+    # the raised confidence is the one eviction sees: 0.5 is the weakest when a third fact comes
+    m.add(Fact("Ana Corvel was born in Drusk", 0.5))
+    m.add(Fact("Ostrel Brewing makes ale", 0.625))
+    assert m.render() == "- Drusk is on Lake Ammer\n- Ostrel Brewing makes ale"

@@ -1,5 +1,7 @@
 """MIND's pieces: entity parsing and spans, the filters on hand-set confidences, the trigger's parameters."""
 
+import re
+
 import pytest
 
 from core.types import Question
@@ -104,3 +106,157 @@ def test_bad_settings_are_refused():
         MindRAG(None, None, trigger="sometimes")
     with pytest.raises(ValueError, match="entity_filter must be one of none, cot, confidence, cot\\+confidence"):
         MindRAG(None, None, entity_filter="cot+none")
+
+
+# --- the loop end to end: a scripted LM (texts and per-token signals) and a stub search -------------------
+
+
+def scripted_generation(pieces, entropy, attention):
+    import torch
+
+    from models.lm import Generation, TokenSignals
+
+    n = len(pieces)
+    signals = TokenSignals(list(pieces), torch.tensor(entropy, dtype=torch.float32),
+                           torch.tensor(attention, dtype=torch.float32))
+    return Generation("".join(pieces), 1, n, list(range(n)), signals)
+
+
+def sentence(text, entropy, attention):
+    """A sentence as word pieces (" word"), every piece with the same entropy and attention."""
+    pieces = re.findall(r"\s*[\w']+|\s*[^\w\s]", text)
+    assert "".join(pieces) == text
+    return scripted_generation(pieces, [entropy] * len(pieces), [attention] * len(pieces))
+
+
+def extraction(*entities):
+    """An entity-extraction output, one entity per line; each entity's pieces carry its (entropy, attention)."""
+    pieces, entropy, attention = [], [], []
+    for i, (name, h, a) in enumerate(entities):
+        words = name.split(" ")
+        for j, word in enumerate(words):
+            pieces.append(("" if j == 0 else " ") + word)
+            entropy.append(h)
+            attention.append(a)
+        if i < len(entities) - 1:
+            pieces.append("\n")
+            entropy.append(9.0)  # the newline belongs to no entity: were it read, the confidence would change
+            attention.append(9.0)
+    return scripted_generation(pieces, entropy, attention)
+
+
+class ScriptedMindLM:
+    """`generate` answers the i-th sentence of `sentences`, `chat` the i-th of `chats`; prompts are recorded."""
+
+    def __init__(self, sentences, chats=()):
+        self.sentences, self.chats = list(sentences), list(chats)
+        self.prompts, self.conversations = [], []
+
+    def format_chat(self, messages):
+        return "\n".join(m["content"] for m in messages) + "\nA:"
+
+    def generate(self, prompts, **kwargs):
+        self.prompts.extend(prompts)
+        assert self.sentences, f"unexpected generation for prompt ending {prompts[0][-80:]!r}"
+        return [self.sentences.pop(0)]
+
+    def chat(self, conversations, **kwargs):
+        self.conversations.extend(conversations)
+        assert self.chats, "unexpected chat call"
+        return [self.chats.pop(0)]
+
+
+class StubSearch:
+    """Records its queries; the i-th call returns `results[i]` = (hits, facts)."""
+
+    def __init__(self, results):
+        self.results, self.queries = list(results), []
+
+    def search_with_facts(self, query, k):
+        self.queries.append(query)
+        return self.results.pop(0)
+
+
+QUESTION = Question("q", "Where was the founder of Ostrel Brewing born?")
+HIGH, LOW = (2.0, 0.5), (0.1, 0.1)  # S = H·A = 1.0 or 0.01 per content word; the fixed θ is 0.5
+FIRST_FACTS = [("Ostrel Brewing: founded by Ana Corvel.", "p1"), ("Ana Corvel: born in Drusk.", "p2")]
+SECOND_FACTS = [("Drusk: a village on Lake Ammer.", "p3"), ("ana corvel:  born in Drusk.", "p2"),
+                ("Lake Ammer: a lake.", "p4")]
+
+
+def two_hop_run():
+    lm = ScriptedMindLM(
+        sentences=[
+            sentence("Ostrel Brewing was founded by Tomas Reyes", *HIGH),  # draft 1: triggers
+            sentence("Ostrel Brewing was founded by Ana Corvel", *LOW),  # draft 1 regenerated with the facts
+            sentence("Ana Corvel was born in Hallam", *HIGH),  # draft 2: triggers
+            sentence("Ana Corvel was born in Drusk", *LOW),  # draft 2 regenerated
+            sentence("So the answer is Drusk", *LOW),  # draft 3: no retrieval, the end
+        ],
+        chats=[
+            # conf = γ/(1+H) + δ·A with γ = 1, δ = 0.25:
+            # Ostrel Brewing 1/2 + 1/8 = 0.625, Ana Corvel 1/4 + 1/4 = 0.5
+            extraction(("Ostrel Brewing", 1.0, 0.5), ("Ana Corvel", 3.0, 1.0)),
+            # Ana Corvel again (already searched), and Drusk: 1/4 + 0 = 0.25
+            extraction(("Ana Corvel", 3.0, 1.0), ("Drusk", 3.0, 0.0)),
+        ],
+    )
+    search = StubSearch([([("p1", 3.0), ("p2", 2.0)], FIRST_FACTS), ([("p3", 5.0), ("p2", 1.0)], SECOND_FACTS)])
+    mind = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, params=MindParams(delta=0.25),
+                   entity_filter="none", retrieve_k=3, max_sentences=4)
+    return lm, search, mind.run(QUESTION)
+
+
+def test_loop_subquery_leaves_out_entities_already_searched():
+    _, search, run = two_hop_run()
+    assert search.queries == [f"{QUESTION.question} Ostrel Brewing Ana Corvel", f"{QUESTION.question} Drusk"]
+    assert "Ana Corvel" not in search.queries[1] and run.retrieval_calls == 2
+    assert [step.get("entities") for step in run.trace] == [[["Ostrel Brewing", 0.625], ["Ana Corvel", 0.5]],
+                                                            [["Ana Corvel", 0.5], ["Drusk", 0.25]], None]
+    assert [step["retrieve"] for step in run.trace] == [True, True, False]
+    assert list(run.passages.items()) == [("p1", 3.0), ("p2", 2.0), ("p3", 5.0)]  # first score of each, in order
+
+
+def test_loop_keeps_the_sentence_regenerated_with_the_retrieved_facts():
+    lm, _, run = two_hop_run()
+    assert run.answer == ("Ostrel Brewing was founded by Ana Corvel. Ana Corvel was born in Drusk. "
+                          "So the answer is Drusk.")
+    assert [(s["sentence"], s.get("regenerated")) for s in run.trace] == [
+        ("Ostrel Brewing was founded by Tomas Reyes", "Ostrel Brewing was founded by Ana Corvel"),
+        ("Ana Corvel was born in Hallam", "Ana Corvel was born in Drusk"),
+        ("So the answer is Drusk", None)]
+    draft, regeneration, draft2, regeneration2, _ = lm.prompts
+    assert "Facts:" not in draft  # nothing retrieved yet
+    assert ("Facts:\n- Ostrel Brewing: founded by Ana Corvel.\n- Ana Corvel: born in Drusk.\n\nQuestion: "
+            in regeneration)
+    assert regeneration.endswith("\nA:") and draft2.endswith("\nA:Ostrel Brewing was founded by Ana Corvel. ")
+    assert "- Drusk: a village on Lake Ammer." in regeneration2 and "- Lake Ammer: a lake." in regeneration2
+    assert run.llm_calls == 7  # per hop: the draft, the extraction, the regeneration; then the last sentence
+
+
+def test_loop_memory_confidence_is_the_entity_confidence_over_one_plus_rank():
+    _, _, run = two_hop_run()
+    confidences = {fact.text: fact.confidence for fact in run.memory.facts.values()}
+    # hop 1: confidence 0.625 (the best fresh entity), facts at ranks 0, 1; hop 2: 0.25 (Drusk, the
+    # only fresh entity), ranks 0, 1, 2; the repeated fact keeps the higher of 0.625/2 and 0.25/2.
+    assert confidences == {
+        "Ostrel Brewing: founded by Ana Corvel.": 0.625,
+        "Ana Corvel: born in Drusk.": 0.625 / 2,
+        "Drusk: a village on Lake Ammer.": 0.25,
+        "Lake Ammer: a lake.": 0.25 / 3,
+    }
+    assert [fact.source for fact in run.memory.facts.values()] == ["p1", "p2", "p3", "p4"]
+
+
+@pytest.mark.parametrize("trigger, params", [("fixed", MindParams()), ("dynamic", MindParams(alpha=0.0, beta=0.0))])
+def test_a_stopword_only_sentence_never_retrieves_at_threshold_zero(trigger, params):
+    # Every word is a stopword or punctuation, with large signals: S = H·A·s = 0 for every word, and θ = 0.
+    lm = ScriptedMindLM(sentences=[sentence("It is of the, and to it", 5.0, 0.9),
+                                   sentence(" Drusk", 0.1, 0.1)])  # the forced "So the answer is" ending
+    search = StubSearch([])  # any search call fails: nothing to return
+    run = MindRAG(lm, search, trigger=trigger, params=params, fixed_threshold=0.0, max_sentences=1).run(QUESTION)
+    first = run.trace[0]
+    assert first["threshold"] == 0.0 and first["max_score"] == 0.0 and not first["retrieve"]
+    assert search.queries == [] and run.retrieval_calls == 0 and lm.conversations == []
+    assert run.answer == "It is of the, and to it. So the answer is Drusk."
+    assert len(lm.prompts) == 2 and lm.sentences == []  # the sentence, then the forced ending: no regeneration

@@ -87,3 +87,31 @@ def test_push_to_hub_without_network_fails_clearly(tmp_path, monkeypatch, offlin
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
     with pytest.raises(RuntimeError, match="could not reach the Hugging Face hub to push .* to user/aligner: "):
         push_to_hub(tmp_path / "model", "user/aligner", token="hf_test")
+
+
+def saved_weights(folder) -> dict[str, torch.Tensor]:
+    """Exactly the tensors written to the folder (AutoModel would fill missing ones and drop extra ones)."""
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob("*.safetensors"))
+    assert files, list(folder.iterdir())
+    return {k: v for f in files for k, v in load_file(f).items()}
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_export_writes_exactly_the_encoder_weights(tiny_model_dir, tmp_path, lora):
+    import copy
+
+    module = aligner(tiny_model_dir, lora=lora).eval()
+    with torch.no_grad():  # LayerNorm weights start at 1 and biases at 0, as a reload would make them: move them
+        for name, param in module.named_parameters():
+            if "LayerNorm" in name or "lora_B" in name:
+                param.add_(torch.randn_like(param) * 0.5)
+    model = module.encoder.model
+    expected = (copy.deepcopy(model).merge_and_unload() if lora else model).state_dict()
+    assert not any("lora_" in k or "base_layer" in k for k in expected)
+    saved = saved_weights(export_aligner(module, tmp_path / "export"))
+    assert set(saved) == set(expected)
+    assert all(torch.equal(saved[k], expected[k].cpu()) for k in expected)
+    reloaded = AutoModel.from_pretrained(tmp_path / "export").state_dict()  # transformers' own view agrees
+    assert set(expected) <= set(reloaded) and all(torch.equal(reloaded[k], expected[k]) for k in expected)

@@ -1,6 +1,7 @@
 """The TriggerCalibrator recovers known α, β, γ, δ and τ from traces generated with them."""
 
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -12,14 +13,31 @@ from core.cli import lightning_cli
 from core.records import DataError
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
 from models.trigger_calibrator import PARAMS, TriggerCalibrator
-from models.uncertainty import MindParams, entity_logits, trigger_logits
+from models.uncertainty import MindParams, WordSignals, decide, token_confidence
 
 TRUE = MindParams(alpha=0.4, beta=1.5, gamma=1.0, delta=0.6, threshold=0.5)
 T = 0.1
 
 
+def sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
+
+
+def rind_margin(h: list[float], a: list[float], c: list[float], params: MindParams) -> float:
+    """max S − θ in plain Python, written here rather than taken from the code under test:
+    S = H·A·s per word, θ = α·mean(H) + β·mean(A)."""
+    score = max(hi * ai * ci for hi, ai, ci in zip(h, a, c))
+    return score - (params.alpha * sum(h) / len(h) + params.beta * sum(a) / len(a))
+
+
+def confidence_margin(h: list[float], a: list[float], params: MindParams) -> float:
+    """conf − threshold in plain Python: conf = max over tokens of γ/(1+H) + δ·A."""
+    return max(params.gamma / (1 + hi) + params.delta * ai for hi, ai in zip(h, a)) - params.threshold
+
+
 def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
-    """Random signals; labels drawn from the relaxed decisions with the TRUE parameters."""
+    """Random signals; labels drawn with P(1) = σ(margin / T), the margins computed by hand (above) with the
+    TRUE parameters, not by the formulas under test."""
     g = torch.Generator().manual_seed(seed)
     questions = []
     for q in range(n_questions):
@@ -32,16 +50,11 @@ def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
             m = int(torch.randint(1, 4, (1,), generator=g))
             entities.append({"entropy": (4 * torch.rand(m, generator=g)).tolist(),
                              "attention": (0.6 * torch.rand(m, generator=g)).tolist()})
-        batch = collate([{"sentences": [dict(s, label=0.0) for s in sentences],
-                          "entities": [dict(e, label=0.0) for e in entities]}])
-        sentence = [batch[f"sentence_{k}"] for k in ("entropy", "attention", "content", "mask")]
-        entity = [batch[f"entity_{k}"] for k in ("entropy", "attention", "mask")]
-        p_s = torch.sigmoid(trigger_logits(*sentence, torch.tensor(TRUE.alpha), torch.tensor(TRUE.beta), T))
-        gamma, delta, threshold = (torch.tensor(getattr(TRUE, k)) for k in ("gamma", "delta", "threshold"))
-        p_e = torch.sigmoid(entity_logits(*entity, gamma, delta, threshold, T))
-        for item, p in zip(sentences, p_s):
+        for item in sentences:
+            p = sigmoid(rind_margin(item["entropy"], item["attention"], item["content"], TRUE) / T)
             item["label"] = int(torch.rand(1, generator=g) < p)
-        for item, p in zip(entities, p_e):
+        for item in entities:
+            p = sigmoid(confidence_margin(item["entropy"], item["attention"], TRUE) / T)
             item["label"] = int(torch.rand(1, generator=g) < p)
         questions.append({"question_id": f"q{q}", "sentences": sentences, "entities": entities})
     return questions
@@ -156,3 +169,36 @@ def test_bad_traces_name_the_line_and_field(tmp_path):
     path.write_text('{"question_id": "q", "sentences": [], "entities": [{"entropy": [1], "attention": [1], "label": 2}]}\n')
     with pytest.raises(DataError, match="'label' should be 0 or 1"):
         read_traces(path)
+
+
+def test_relaxed_and_hard_decisions_agree_with_the_hand_written_margins():
+    """On the synthetic signals: the calibrator's logits, MIND's hard trigger (`decide`) and entity rule
+    (conf ≥ threshold) all take the sign of the margins written out by hand above."""
+    questions = synthetic_traces(50, seed=1)
+    batch = collate(questions)
+    model = TriggerCalibrator(TRUE, temperature=T)
+    with torch.no_grad():
+        relaxed_trigger, relaxed_keep = model.trigger_logits(batch).tolist(), model.entity_logits(batch).tolist()
+    sentences = [s for q in questions for s in q["sentences"]]
+    entities = [e for q in questions for e in q["entities"]]
+    assert len(relaxed_trigger) == len(sentences) == 200 and len(relaxed_keep) == len(entities) == 200
+    fired = kept = 0
+    for sentence, logit in zip(sentences, relaxed_trigger):
+        h, a, c = sentence["entropy"], sentence["attention"], sentence["content"]
+        margin = rind_margin(h, a, c, TRUE)
+        assert logit == pytest.approx(margin / T, abs=1e-4)
+        words = WordSignals([f"w{i}" for i in range(len(h))], [(i, i + 1) for i in range(len(h))],
+                            torch.tensor(h), torch.tensor(a), torch.tensor(c))
+        hard = decide(words, TRUE).retrieve
+        if abs(margin) > 1e-5:  # away from a tie that float32 rounding could settle either way
+            assert hard == (margin > 0) == (logit > 0), (sentence, margin, logit)
+        fired += hard
+    for entity, logit in zip(entities, relaxed_keep):
+        h, a = entity["entropy"], entity["attention"]
+        margin = confidence_margin(h, a, TRUE)
+        assert logit == pytest.approx(margin / T, abs=1e-4)
+        hard = token_confidence(torch.tensor(h), torch.tensor(a), TRUE) >= TRUE.threshold
+        if abs(margin) > 1e-5:
+            assert hard == (margin > 0) == (logit > 0), (entity, margin, logit)
+        kept += hard
+    assert 20 < fired < 180 and 20 < kept < 180  # both outcomes occur: the check covers both signs

@@ -191,3 +191,19 @@ def test_params_load_of_a_missing_file(tmp_path):
         MindParams.load(tmp_path / "missing.json")
     with pytest.raises(FileNotFoundError):
         MindParams.load(tmp_path)  # a folder is no parameters file
+
+
+def test_stopword_only_sentence_does_not_trigger_at_threshold_zero():
+    # Every word is a stopword or punctuation (s = 0), with large signals: max S = 0, and θ = 0 does not fire.
+    pieces = ["It", " is", " of", " the", ",", " and", " to", " it", "?"]
+    words = word_signals(pieces, torch.full((9,), 5.0), torch.full((9,), 0.9))
+    assert words.words == ["It", "is", "of", "the", ",", "and", "to", "it", "?"]
+    assert words.content.tolist() == [0.0] * 9
+    fixed = decide(words, MindParams(), fixed=0.0)
+    assert (fixed.retrieve, fixed.max_score, fixed.threshold) == (False, 0.0, 0.0)
+    dynamic = decide(words, MindParams(alpha=0.0, beta=0.0))
+    assert (dynamic.retrieve, dynamic.max_score, dynamic.threshold) == (False, 0.0, 0.0)
+    # one content word with any positive signal fires at θ = 0
+    content = word_signals(pieces + [" Drusk"], torch.full((10,), 5.0), torch.full((10,), 0.9))
+    assert decide(content, MindParams(), fixed=0.0).retrieve
+    assert decide(content, MindParams(alpha=0.0, beta=0.0)).retrieve

@@ -1,0 +1,118 @@
+"""Reading files that are not clean UTF-8 text, whole-file writes, output locks and settings records."""
+
+import json
+import multiprocessing
+
+import pytest
+
+from core.config import ConfigError, dataclass_from, require_positive
+from core.records import (
+    DataError,
+    OutputBusyError,
+    check_settings,
+    exclusive_output,
+    read_json,
+    read_records,
+    write_atomic,
+)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "q.json"
+    path.write_bytes('\ufeff[{"x": 1}]'.encode())
+    assert read_records(path) == [("record 0", {"x": 1})]
+    path.write_bytes('\ufeff{"x": 1}\n{"x": 2}\n'.encode())
+    assert read_records(path) == [("line 1", {"x": 1}), ("line 2", {"x": 2})]
+
+
+def test_a_byte_that_is_not_utf8_names_the_file_line_and_offset(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b'{"x": "ok"}\n{"x": "caf\xe9"}\n')
+    with pytest.raises(DataError, match=r"q\.jsonl: line 2: not UTF-8 text: byte 0xe9 at offset 22"):
+        read_records(path)
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{"x": "ok"}\n{"title": "\\ud800"}\n', r"line 2, field 'title'"),
+    ('[{"x": 1}, {"text": "a\\udc00b"}]', r"record 1, field 'text'"),
+    ('{"docs": [{"y": "\\udbff"}]}', r"key 'docs'"),
+])
+def test_a_lone_surrogate_escape_names_the_file_record_and_field(tmp_path, text, where):
+    path = tmp_path / "data.json"
+    path.write_text(text)
+    with pytest.raises(DataError, match=rf"data\.json: {where}: holds the escape \\u[0-9a-f]{{4}}, a lone surrogate"):
+        read_json(path)
+
+
+def test_write_atomic_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
+    path = tmp_path / "metrics.json"
+    write_atomic(path, "old\n")
+    monkeypatch.setattr("os.replace", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(path, "new\n")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]  # no temporary file left behind
+
+
+def hold_lock(folder, ready, release):
+    with exclusive_output(folder, is_folder=True):
+        ready.set()
+        release.wait(30)
+
+
+def test_a_second_writer_of_an_output_is_refused_while_the_first_holds_it(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    ready, release = context.Event(), context.Event()
+    holder = context.Process(target=hold_lock, args=(tmp_path / "out", ready, release))
+    holder.start()
+    try:
+        assert ready.wait(60)
+        with pytest.raises(OutputBusyError, match="another run is writing to .*out"):
+            with exclusive_output(tmp_path / "out", is_folder=True):
+                pass
+    finally:
+        release.set()
+        holder.join(30)
+    with exclusive_output(tmp_path / "out", is_folder=True):  # free again once the holder is gone
+        pass
+
+
+def test_an_output_folder_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "out").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        with exclusive_output(tmp_path / "out", is_folder=True):
+            pass
+
+
+def test_check_settings_refuses_other_settings_and_unknown_outputs(tmp_path):
+    output, record = tmp_path / "chains.jsonl", tmp_path / "chains.run.json"
+    check_settings(record, {"k0": 10}, output, overwrite=False)  # nothing there yet
+    output.write_text("{}\n")
+    with pytest.raises(ValueError, match="was not made by this command"):
+        check_settings(record, {"k0": 10}, output, overwrite=False)
+    record.write_text(json.dumps({"k0": 10, "seed": 0}))
+    check_settings(record, {"k0": 10, "seed": 0}, output, overwrite=False)
+    with pytest.raises(ValueError, match=r"other settings \(k0 differ"):
+        check_settings(record, {"k0": 3, "seed": 0}, output, overwrite=False)
+    check_settings(record, {"k0": 3, "seed": 0}, output, overwrite=True)
+    record.write_text("{not json")
+    with pytest.raises(DataError, match="chains.run.json: malformed settings record"):
+        check_settings(record, {"k0": 10}, output, overwrite=False)
+
+
+def test_a_nested_setting_out_of_range_names_its_full_key():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Inner:
+        k0: int = 10
+
+        def __post_init__(self):
+            require_positive(self, "k0")
+
+    @dataclass
+    class Outer:
+        kirag: Inner = field(default_factory=Inner)
+
+    with pytest.raises(ConfigError, match="^kirag.k0 must be at least 1, got 0$"):
+        dataclass_from(Outer, {"kirag": {"k0": 0}})
