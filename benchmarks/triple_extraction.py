@@ -22,14 +22,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from core.text import token_f1  # noqa: E402
 from datamodules.loaders import load_benchmark  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402
 from kg.extraction import TripleExtractor  # noqa: E402
 from kg.openie_import import import_openie  # noqa: E402
+from kg.quality import precision_recall  # noqa: E402
 from kg.store import KGStore  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
-from models.lm import CausalLM  # noqa: E402
+from models.transformers_lm import CausalLM  # noqa: E402
 from training_data.silver_chains import contains_answer  # noqa: E402
 
 MUSIQUE = "musique/hipporag_train_100.json"
@@ -53,21 +53,6 @@ def coverage(store: KGStore, hops) -> float:
     return sum(any(contains_answer(t, [answer]) for t in store.get(pid)) for pid, answer in hops) / len(hops)
 
 
-def precision_recall(ours: KGStore, reference: KGStore, passage_ids) -> tuple[float, float]:
-    matched_ours = matched_reference = n_ours = n_reference = 0
-    for pid in passage_ids:
-        mine, theirs = [t.plain_text for t in ours.get(pid)], [t.plain_text for t in reference.get(pid)]
-        n_ours, n_reference = n_ours + len(mine), n_reference + len(theirs)
-        free = list(theirs)
-        for text in mine:
-            best = max(free, key=lambda ref: token_f1(text, ref), default=None)
-            if best is not None and token_f1(text, best) >= 0.5:
-                free.remove(best)
-                matched_ours += 1
-        matched_reference += len(theirs) - len(free)
-    return matched_ours / max(n_ours, 1), matched_reference / max(n_reference, 1)
-
-
 def run(n_passages: int, batch_sizes: list[int], num_demos: int, max_new_tokens: int) -> None:
     bench = load_benchmark("musique", str(SHARED_DATA / MUSIQUE), str(SHARED_DATA / CORPUS))
     passages, hops = sample(bench, n_passages)
@@ -89,7 +74,7 @@ def run(n_passages: int, batch_sizes: list[int], num_demos: int, max_new_tokens:
             rows[-1]["speed vs batch 1"] = rows[-1]["passages/s"] / rows[0]["passages/s"]
         ours = stores[batch_sizes[0]]
         ids = [p.id for p in passages]
-        precision, recall = precision_recall(ours, reference, ids)
+        precision, recall = precision_recall({i: ours.get(i) for i in ids}, {i: reference.get(i) for i in ids}, ids)
         quality = {"hops": len(hops), "coverage ours": coverage(ours, hops),
                    "coverage gpt-3.5": coverage(reference, hops), "precision vs gpt-3.5": precision,
                    "recall vs gpt-3.5": recall, "triples ours": sum(len(ours.get(i)) for i in ids),

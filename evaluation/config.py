@@ -15,7 +15,7 @@ from inference.mind import EntityFilter
 from inference.retrievers import RetrieverKind
 from models.aligner import AlignerModule
 from models.encoder import Encoder, EncoderConfig
-from models.lm import LMConfig
+from models.lm_config import LMConfig
 
 MethodName = Literal["rag", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
 METHODS = get_args(MethodName)

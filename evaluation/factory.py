@@ -17,7 +17,8 @@ from inference.triple_index import TripleIndex
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
-from models.lm import LanguageModel, LazyLM
+from models.lm import LanguageModel
+from models.lm_config import LazyLM
 from models.uncertainty import MindParams
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from kg.extraction import TripleExtractor, extraction_notice
 from kg.openie_import import import_openie
 from kg.store import KGStore
 from models.encoder import Encoder
-from models.lm import LMConfig
+from models.lm_config import LMConfig
 
 log = logging.getLogger(__name__)
 

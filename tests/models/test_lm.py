@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from models.lm import CausalLM, RepeatedLineStop, max_attention_received, token_entropy
+from models.transformers_lm import CausalLM, RepeatedLineStop, max_attention_received, token_entropy
 
 PROMPTS = ["the river", "a much longer prompt about the city where the band was born", "who", "album of the year"]
 
@@ -137,3 +137,51 @@ def test_format_chat_uses_the_template_or_a_fallback(tiny_lm, tiny_lm_tokenizer)
     plain = CausalLM(model=tiny_lm.model, tokenizer=tokenizer)
     assert plain.format_chat(messages) == "system: Be brief.\nuser: Hi\nassistant: "
     assert tiny_lm.chat([messages])[0].text == tiny_lm.generate([tiny_lm.format_chat(messages)])[0].text
+
+
+def test_teacher_forced_entropy_equals_the_scores_of_generation(tiny_lm):
+    """The signals come from ONE forward pass over prompt + generated tokens; its entropies equal those
+    of the scores `model.generate` produced token by token, and the greedy tokens are the same."""
+    for prompt in PROMPTS:
+        ids = tiny_lm.encode(prompt)
+        out = tiny_lm.model.generate(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                                     max_new_tokens=8, do_sample=False, output_logits=True, return_dict_in_generate=True,
+                                     pad_token_id=tiny_lm.pad_id, eos_token_id=None)
+        new = out.sequences[0, len(ids):].tolist()
+        stepwise = torch.stack([token_entropy(step[0]) for step in out.logits])
+        forced = tiny_lm.token_signals([ids], [new])[0]
+        assert torch.allclose(forced.entropy, stepwise, atol=1e-5)
+        g = tiny_lm.generate([prompt], max_new_tokens=8, return_signals=True)[0]
+        assert g.token_ids == new[: len(g.token_ids)]
+        assert torch.allclose(g.signals.entropy, stepwise[: g.new_tokens], atol=1e-5)
+
+
+class Replay:
+    """A fast backend's stand-in: it generates (here with the tiny LM itself) but gives no signals."""
+
+    def __init__(self, lm):
+        self.lm, self.calls = lm, []
+
+    def format_chat(self, messages):
+        return self.lm.format_chat(messages)
+
+    def generate(self, prompts, **kwargs):
+        self.calls.append(kwargs)
+        return self.lm.generate(prompts, **kwargs)
+
+
+def test_with_signals_takes_them_from_the_scorer_by_teacher_forcing(tiny_lm):
+    from models.lm_config import LMConfig, WithSignals
+
+    fast = Replay(tiny_lm)
+    wrapped = WithSignals(fast, LMConfig())
+    wrapped.scorer = tiny_lm  # the transformers model of the same weights
+    got = wrapped.generate(PROMPTS, max_new_tokens=6, stop=["never"], return_signals=True)
+    want = tiny_lm.generate(PROMPTS, max_new_tokens=6, stop=["never"], return_signals=True)
+    assert all("return_signals" not in kwargs for kwargs in fast.calls)  # the generator is never asked for them
+    for g, w in zip(got, want, strict=True):
+        assert (g.text, g.token_ids) == (w.text, w.token_ids)
+        assert g.signals.pieces == w.signals.pieces
+        assert torch.allclose(g.signals.entropy, w.signals.entropy, atol=1e-6)
+        assert torch.allclose(g.signals.max_attention, w.signals.max_attention, atol=1e-6)
+    assert wrapped.generate(PROMPTS[:1], max_new_tokens=3)[0].signals is None

@@ -7,8 +7,8 @@ import time
 import pytest
 
 import models.packaged as packaged
-from models.lm import CausalLM
-from models.packaged import packaged_qwen_path, resolve_lm, resolve_model_path
+from models.transformers_lm import CausalLM
+from models.packaged import packaged_qwen_path, resolve_gguf, resolve_lm, resolve_model_path
 
 
 def test_missing_local_model_path_names_the_path(tmp_path):
@@ -88,10 +88,29 @@ def test_conversion_happens_once_and_ignores_partial_leftovers(fake_parts, tmp_p
     path, gguf = resolve_lm("qwen-0.5b", cache_dir=cache)
     assert path == str(cache / packaged.PACKAGED_QWEN_DIR) and gguf is None
     assert (cache / packaged.PACKAGED_QWEN_DIR / "config.json").exists()
-    assert not list(cache.glob("*.gguf")) and not list((cache / packaged.PACKAGED_QWEN_DIR).glob("*.gguf"))
+    # the joined GGUF stays, checked, for llama.cpp; nothing half-written is left
+    assert [p.name for p in cache.glob("*.gguf")] == [packaged.PACKAGED_QWEN_GGUF]
+    assert not list(cache.glob(".*.partial*")) and not list((cache / packaged.PACKAGED_QWEN_DIR).glob("*.gguf"))
     assert not leftover.exists()
     assert resolve_lm("Qwen2.5-Coder-0.5B-Instruct", cache_dir=cache) == (path, None)
+    assert resolve_gguf("qwen-0.5b", cache_dir=cache) == cache / packaged.PACKAGED_QWEN_GGUF
     assert len(fake_parts) == 1
+
+
+def test_a_gguf_that_fails_its_checksum_leaves_nothing(fake_parts, tmp_path, monkeypatch):
+    monkeypatch.setattr(packaged, "PACKAGED_QWEN_SHA256", "0" * 64)
+    with pytest.raises(ValueError, match="refusing to load it"):
+        resolve_gguf("qwen2.5-coder-0.5b-instruct", cache_dir=tmp_path / "cache")
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_resolve_gguf_needs_a_gguf_file(tmp_path):
+    with pytest.raises(ValueError, match="the llama_cpp backend needs a GGUF model"):
+        resolve_gguf(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        resolve_gguf(str(tmp_path / "missing.gguf"))
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    assert resolve_gguf(str(tmp_path), gguf_file="m.gguf") == tmp_path / "m.gguf"
 
 
 def test_missing_parts_say_how_to_install(monkeypatch, tmp_path):

@@ -1,0 +1,137 @@
+"""Choosing the LM backend, and the llama.cpp / vLLM backends (integration: the packaged GGUF; vLLM only
+on a CUDA machine with the `vllm` extra)."""
+
+import importlib.util
+import sys
+
+import pytest
+import torch
+
+from core.config import ConfigError
+from models.lm_config import LMConfig, WithSignals
+from models.packaged import resolve_gguf
+
+
+@pytest.mark.parametrize("name, gguf_file, cuda, installed, expected", [
+    ("qwen2.5-coder-0.5b-instruct", None, False, {"llama_cpp"}, "llama_cpp"),
+    ("model.gguf", None, False, {"llama_cpp"}, "llama_cpp"),
+    ("some/folder", "m.gguf", False, {"llama_cpp"}, "llama_cpp"),
+    ("some/folder", None, False, {"llama_cpp"}, "transformers"),  # not a GGUF: llama.cpp cannot load it
+    ("qwen2.5-coder-0.5b-instruct", None, False, set(), "transformers"),
+    ("qwen2.5-coder-0.5b-instruct", None, True, {"llama_cpp", "vllm"}, "vllm"),
+    ("qwen2.5-coder-0.5b-instruct", None, False, {"llama_cpp", "vllm"}, "llama_cpp"),  # vLLM needs CUDA
+])
+def test_auto_backend(monkeypatch, name, gguf_file, cuda, installed, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda mod: object() if mod in installed else None)
+    assert LMConfig(name, gguf_file=gguf_file, backend="auto").resolved_backend() == expected
+    assert LMConfig(name, backend="transformers").resolved_backend() == "transformers"
+
+
+def test_a_backend_that_is_not_installed_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "models.llama_cpp_lm", None)  # makes the import fail
+    with pytest.raises(ConfigError, match="lm.backend llama_cpp needs llama-cpp-python: `make install` builds it"):
+        LMConfig(backend="llama_cpp").build()
+
+
+def test_lm_settings_out_of_range_are_refused():
+    with pytest.raises(ConfigError, match="n_ctx must be at least 1"):
+        LMConfig(n_ctx=0)
+
+
+# --- llama.cpp on the packaged GGUF ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gguf():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make install` builds it)")
+    try:
+        return resolve_gguf("qwen2.5-coder-0.5b-instruct")
+    except ImportError as err:
+        pytest.skip(str(err))
+
+
+@pytest.fixture(scope="module")
+def llama(gguf):
+    from models.llama_cpp_lm import LlamaCppLM
+
+    return LlamaCppLM(gguf, n_ctx=1024)
+
+
+CHATS = [[{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "The capital of France?"}],
+         [{"role": "user", "content": "The capital of Italy? One word."}]]
+
+
+@pytest.mark.integration
+def test_llama_prompts_and_tokens_equal_transformers(llama, gguf):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    for chat in CHATS:
+        prompt = llama.format_chat(chat)
+        assert prompt == tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        assert llama.encode(prompt) == tokenizer(prompt)["input_ids"]
+
+
+@pytest.mark.integration
+def test_llama_generates_greedily_in_input_order_with_stops(llama):
+    prompts = [llama.format_chat(c) for c in CHATS]
+    first = llama.generate(prompts, max_new_tokens=12)
+    assert "Paris" in first[0].text and "Rome" in first[1].text
+    assert [g.text for g in llama.generate(prompts[::-1], max_new_tokens=12)] == [g.text for g in first[::-1]]
+    assert all(g.new_tokens == len(g.token_ids) > 0 and g.prompt_tokens > 10 for g in first)
+    cut = llama.generate(prompts[:1], max_new_tokens=12, stop=["ari"])[0]
+    assert cut.text == first[0].text[: first[0].text.index("ari")] and cut.new_tokens <= first[0].new_tokens
+
+
+@pytest.mark.integration
+def test_llama_stops_at_a_repeated_line(llama):
+    from datamodules.loaders import DataConfig
+    from kg.prompt import build_prompt, load_demos
+
+    # The extraction prompt of the demo's first passage: the small LM loops on one triple there.
+    chat = build_prompt(DataConfig().load().passages[0], load_demos()[:2])
+    looping = llama.chat([chat], max_new_tokens=200)[0]
+    cut = llama.chat([chat], max_new_tokens=200, stop_repeated_lines=True)[0]
+    lines = [line.strip() for line in looping.text.split("\n") if line.strip()]
+    assert len(lines) > len(set(lines))  # it does loop without the stop
+    kept = [line.strip() for line in cut.text.split("\n") if line.strip()]
+    assert cut.new_tokens < looping.new_tokens and len(kept) == len(set(kept)) + 1  # it ends at the first repeat
+    assert looping.text.startswith(cut.text)
+
+
+@pytest.mark.integration
+def test_llama_refuses_what_it_cannot_do(llama):
+    with pytest.raises(ValueError, match="exceeds the llama.cpp context of 1024 tokens"):
+        llama.generate(["word " * 1100], max_new_tokens=8)
+    with pytest.raises(ValueError, match="no attention weights"):
+        llama.generate(["hi"], max_new_tokens=2, return_signals=True)
+
+
+@pytest.mark.integration
+def test_llama_backend_gives_mind_signals_through_the_transformers_scorer(gguf):
+    lm = LMConfig(backend="llama_cpp", n_ctx=1024).build()
+    assert isinstance(lm, WithSignals)
+    g = lm.chat(CHATS[:1], max_new_tokens=6, return_signals=True)[0]
+    assert len(g.signals.pieces) == len(g.signals.entropy) == len(g.signals.max_attention) == g.new_tokens > 0
+    assert g.signals.entropy.isfinite().all() and (g.signals.entropy >= 0).all()
+    assert "".join(g.signals.pieces).strip() and g.signals.max_attention[-1] == 0
+
+
+# --- vLLM -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_vllm_generates_like_the_other_backends():
+    pytest.importorskip("vllm", reason="vLLM is not installed (the `vllm` extra, GPU machines only)")
+    if not torch.cuda.is_available():
+        pytest.skip("vLLM needs a CUDA GPU")
+    from models.packaged import packaged_qwen_path
+    from models.vllm_lm import VllmLM
+
+    lm = VllmLM(str(packaged_qwen_path()), max_model_len=1024)
+    first = lm.chat(CHATS, max_new_tokens=12)
+    assert "Paris" in first[0].text and "Rome" in first[1].text
+    chat = [{"role": "user", "content": "Write the line <a; b; c> ten times, one per line, and nothing else."}]
+    cut = lm.chat([chat], max_new_tokens=80, stop_repeated_lines=True)[0]
+    assert [line.strip() for line in cut.text.split("\n") if line.strip()].count("<a; b; c>") == 2
