@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import random
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,8 @@ from filelock import FileLock, Timeout
 
 
 log = logging.getLogger(__name__)
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # JSON's escape of a UTF-16 surrogate
 
 
 class DataError(ValueError):
@@ -72,20 +75,17 @@ def _check_text(value: Any, path: Path, where: str | None) -> None:
     raise DataError(path, where, f"holds the escape {surrogate}, a lone surrogate that is not text")
 
 
-def read_json(path: str | Path) -> tuple[Any, str]:
-    """Read a `.json`/`.jsonl` file holding one JSON value or JSON Lines.
-
-    Returns the value (a list for JSON Lines) and the unit records are counted in ("record" for
-    a JSON document, "line" for JSON Lines), so that errors can point at the right place.
-    """
-    path = Path(path)
+def _parse(path: Path) -> tuple[Any, list[str] | None]:
+    """A file's JSON value, and for JSON Lines each record's location ("line 4"); None for a document."""
     text = read_text(path)
     if not text.strip():
         raise DataError(path, None, "file is empty")
+    check = _SURROGATE_ESCAPE.search(text) is not None  # the only way a lone surrogate gets in
     try:
         value = json.loads(text)
-        _check_text(value, path, None)
-        return value, "record"
+        if check:
+            _check_text(value, path, None)
+        return value, None
     except json.JSONDecodeError as whole_error:
         lines = text.splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip())
@@ -96,29 +96,52 @@ def read_json(path: str | Path) -> tuple[Any, str]:
             raise DataError(
                 path, f"line {whole_error.lineno} column {whole_error.colno}", f"malformed JSON: {whole_error.msg}"
             ) from None
-    records = []
+    records, wheres = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        where = f"line {number}"
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as error:
-            raise DataError(path, f"line {number}", f"malformed JSON Lines record: {error.msg}") from None
-        _check_text(records[-1], path, f"line {number}")
-    return records, "line"
+            raise DataError(path, where, f"malformed JSON Lines record: {error.msg}") from None
+        if check:
+            _check_text(records[-1], path, where)
+        wheres.append(where)
+    return records, wheres
+
+
+def read_json(path: str | Path) -> tuple[Any, str]:
+    """Read a `.json`/`.jsonl` file holding one JSON value or JSON Lines.
+
+    Returns the value (a list for JSON Lines) and the unit records are counted in ("record" for
+    a JSON document, "line" for JSON Lines), so that errors can point at the right place.
+    """
+    value, wheres = _parse(Path(path))
+    return value, "record" if wheres is None else "line"
 
 
 def read_records(path: str | Path) -> list[tuple[str, Any]]:
     """Read a list of records, each paired with its location (e.g. "record 3" or "line 4")."""
-    value, unit = read_json(path)
+    value, wheres = _parse(Path(path))
     if isinstance(value, dict):
-        value, unit = [value], "record"
+        return [("record 0", value)]
     if not isinstance(value, list):
         raise DataError(path, None, f"expected a JSON list or JSON Lines, found {type(value).__name__}")
-    if unit == "line":  # number by physical line, skipping blank ones as read_json did
-        lines = [i for i, line in enumerate(read_text(path).splitlines(), 1) if line.strip()]
-        return [(f"line {n}", r) for n, r in zip(lines, value)]
-    return [(f"record {i}", r) for i, r in enumerate(value)]
+    return list(zip(wheres, value)) if wheres is not None else [(f"record {i}", r) for i, r in enumerate(value)]
+
+
+def log_records(path: str | Path) -> list[tuple[str, Any]]:
+    """The records of an append-only JSON Lines log (chains, predictions, traces), each with its line,
+    after cutting off a partial last line left by a kill; a malformed line is a `DataError`."""
+    records = []
+    for number, line in enumerate(complete_log(path).splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append((f"line {number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise DataError(path, f"line {number}", f"malformed JSON: {error.msg}") from None
+    return records
 
 
 def field(record: Any, name: str, kind: type | tuple[type, ...], path: str | Path, where: str) -> Any:

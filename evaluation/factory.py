@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from core.types import Passage
 from datamodules.loaders import Benchmark
 from evaluation.config import METHODS, EvalConfig
 from inference.constructor import Constructor
@@ -44,8 +45,9 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         raise ValueError(f"unknown method '{config.method}'; known methods: {', '.join(METHODS)}")
     retriever = build_retriever(config, benchmark)
     lm = LazyLM(config.lm)
+    passages = benchmark.passage_by_id()
     if config.method == "rag":
-        return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, benchmark)
+        return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
     search: FactSearch
     if config.method in ("kirag", "kirag+mind"):
         k = config.kirag
@@ -57,16 +59,16 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
             if notice := extraction_notice(store, benchmark.passages):
                 log.warning("%s%s; the ones retrieval reaches are extracted as it goes", notice,
                             "" if existed else " (the folder did not exist: a new, empty store was made there)")
-        kg = KnowledgeGraph(store, extractor, benchmark.passage_by_id())
+        kg = KnowledgeGraph(store, extractor, passages)
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
         constructor = Constructor(lm) if k.constructor else None
         kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
                       num_candidates=k.num_candidates, max_steps=k.max_steps)
         if config.method == "kirag":
-            return with_reader(config, kirag, lm, benchmark)
+            return with_reader(config, kirag, lm, passages)
         search = KiRAGSearch(kirag)
     else:
-        search = PassageSearch(retriever, benchmark.passage_by_id())
+        search = PassageSearch(retriever, passages)
     m = config.mind
     return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method],
                    params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
@@ -74,10 +76,10 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                    memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)
 
 
-def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, benchmark: Benchmark) -> Method:
+def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, passages: dict[str, Passage]) -> Method:
     """`method` followed by the reader when `reader.enabled` (MIND methods answer by themselves)."""
     if not config.reader.enabled:
         return method
     r = config.reader
     reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
-    return ReadingMethod(method, reader, benchmark.passage_by_id())
+    return ReadingMethod(method, reader, passages)

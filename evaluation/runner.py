@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from core.records import DataError, complete_log, exclusive_output, write_atomic
+from core.records import DataError, exclusive_output, log_records, write_atomic
 from core.text import answer_scores
 from core.types import Question
 from datamodules.loaders import Benchmark
@@ -48,14 +48,12 @@ def _previous_config(run_file: Path) -> EvalConfig | None:
 def _read_predictions(path: Path) -> dict[str, Prediction]:
     """The predictions an earlier run appended (a partial last line, left by a kill, is cut off)."""
     done = {}
-    for number, line in enumerate(complete_log(path).splitlines(), start=1):
-        if not line.strip():
-            continue
+    for where, record in log_records(path):
         try:
-            prediction = Prediction.from_dict(json.loads(line))
-        except (ValueError, KeyError, TypeError) as error:
-            raise DataError(path, f"line {number}", f"not a prediction record ({error!r}); pass --overwrite true "
-                                                    "to start the run over") from None
+            prediction = Prediction.from_dict(record)
+        except (KeyError, TypeError) as error:
+            raise DataError(path, where, f"not a prediction record ({error!r}); pass --overwrite true "
+                                         "to start the run over") from None
         done[prediction.question_id] = prediction
     return done
 

@@ -47,6 +47,7 @@ COT_DEMOS = [
     ("Who was born first, Mira Castell or Tomas Reyes?",
      "Mira Castell was born in 1961. Tomas Reyes was born in 1958. 1958 is earlier than 1961. So the answer is Tomas Reyes."),
 ]
+COT_DEMO_PAIRS = [(f"Question: {q}", a) for q, a in COT_DEMOS]
 COT_INSTRUCTION = "Answer the question step by step, one fact per sentence, and end with 'So the answer is <answer>.'"
 ENTITY_INSTRUCTION = ("Extract any names, events, or relationships that might be relevant to answering the question. "
                       "Write one per line, nothing else.")
@@ -76,8 +77,7 @@ class Entity:
 
 def cot_prompt(question: str, memory: str) -> list[Message]:
     context = f"Facts:\n{memory}\n\n" if memory else ""
-    return chat_messages(f"{context}Question: {question}", system=COT_INSTRUCTION,
-                         demos=[(f"Question: {q}", a) for q, a in COT_DEMOS])
+    return chat_messages(f"{context}Question: {question}", system=COT_INSTRUCTION, demos=COT_DEMO_PAIRS)
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*")

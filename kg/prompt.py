@@ -27,6 +27,7 @@ INSTRUCTION = (
     "one triple whose tail lists them separated by commas. Output only the triples."
 )
 
+
 @dataclass(frozen=True)
 class Demo:
     title: str

@@ -19,9 +19,10 @@ def precision_recall(ours: dict[str, Sequence[Triple]], reference: dict[str, Seq
         mine, free = [t.plain_text for t in ours.get(pid, [])], [t.plain_text for t in reference.get(pid, [])]
         n_ours, n_reference = n_ours + len(mine), n_reference + len(free)
         for text in mine:
-            best = max(free, key=lambda ref: token_f1(text, ref), default=None)
-            if best is not None and token_f1(text, best) >= MATCH_F1:
-                free.remove(best)
+            scores = [token_f1(text, ref) for ref in free]
+            best = max(range(len(free)), key=scores.__getitem__, default=None)
+            if best is not None and scores[best] >= MATCH_F1:
+                free.pop(best)
                 matched += 1
     return matched / max(n_ours, 1), matched / max(n_reference, 1)
 

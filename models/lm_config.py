@@ -10,7 +10,8 @@ backends that do not expose them.
   llama_cpp became the CPU default on benchmarks/results/lm_backends.md: on the same inputs its
   outputs matched transformers' about as well as float rounding of a q4 model allows (79% identical
   triples at the same recall against gpt-3.5, 80% identical reader answers, 95% identical
-  Constructor choices), at 2.3-3.8x the speed.
+  Constructor choices), 2.3-3.8x as fast for extraction, the reader and the Constructor and 1.6x for
+  MIND.
 
 MIND needs each generated token's entropy over the full vocabulary and the attention it receives,
 which llama.cpp and vLLM do not expose: `WithSignals` generates with the fast backend, then takes

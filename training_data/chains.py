@@ -15,16 +15,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
 from core.config import require_positive
-from core.records import DataError, check_settings, complete_log, exclusive_output, write_atomic
+from core.records import check_settings, exclusive_output, log_records, write_atomic
+from core.records import field as record_field
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
-from inference.retrievers import Retriever, make_retriever, passage_text
+from inference.retrievers import Retriever, RetrieverKind, make_retriever, passage_text
 from kg.extraction import TripleExtractor
 from kg.graph import KnowledgeGraph, TripleSource
 from kg.store import KGStore
@@ -42,7 +42,7 @@ class ChainsConfig:
     """the KG store folder with the corpus triples (`prepare.py kg`)"""
     output: str = "data/chains.jsonl"
     """the chains file to write; a rerun skips the questions already in it"""
-    retriever: Literal["bm25", "dense"] = "bm25"
+    retriever: RetrieverKind = "bm25"
     """finds the K0 passages whose triples are the negatives"""
     encoder: str = "minilm"
     """the dense retriever's encoder"""
@@ -77,14 +77,7 @@ class ChainsConfig:
 
 def _written_ids(path: Path) -> set[str]:
     """Question ids already in the file; cuts off a partial last line."""
-    ids = set()
-    for number, line in enumerate(complete_log(path).splitlines(), start=1):
-        if line.strip():
-            try:
-                ids.add(json.loads(line)["question_id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise DataError(path, f"line {number}", "not a chains record") from None
-    return ids
+    return {record_field(record, "question_id", str, path, where) for where, record in log_records(path)}
 
 
 def build_chains(questions: Sequence[Question], passages: dict[str, Passage], kg: TripleSource,
@@ -108,8 +101,9 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
     kg = KnowledgeGraph(KGStore(config.kg_store, create=extractor is not None), extractor, passages)
     out = Path(config.output)
     record = out.with_name(out.name.split(".")[0] + ".run.json")
+    settings = config.settings()
     with exclusive_output(out, is_folder=False):
-        check_settings(record, config.settings(), out, config.overwrite)
+        check_settings(record, settings, out, config.overwrite)
         done = set() if config.overwrite else _written_ids(out)
         todo = [q for q in benchmark.questions if q.id not in done]
         retriever = None
@@ -119,7 +113,7 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
             retriever.build(benchmark.passages, cache_dir=config.index_cache_dir)
         if config.overwrite:
             out.unlink(missing_ok=True)
-        write_atomic(record, json.dumps(config.settings(), indent=2) + "\n")
+        write_atomic(record, json.dumps(settings, indent=2) + "\n")
         counts = _write_chains(todo, passages, kg, retriever, config, out) if todo else Counter()
     return {"questions": len(benchmark.questions), "already_written": len(benchmark.questions) - len(todo),
             "written": len(todo), "complete": counts.pop("complete", 0), "by_source": dict(counts),

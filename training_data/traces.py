@@ -22,7 +22,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from core.config import require_positive
-from core.records import complete_log
+from core.records import log_records
 from core.text import answer_scores, contains_words, content_words
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
@@ -92,7 +92,7 @@ def collect_traces(mind: MindRAG, questions: Sequence[Question], passages: dict[
     """
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    records = [json.loads(line) for line in complete_log(output).splitlines()]
+    records = [record for _, record in log_records(output)]
     done = {r["question_id"] for r in records}
     todo = [q for q in questions if q.id not in done]
     with open(output, "a", encoding="utf-8") as f:

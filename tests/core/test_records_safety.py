@@ -116,3 +116,22 @@ def test_a_nested_setting_out_of_range_names_its_full_key():
 
     with pytest.raises(ConfigError, match="^kirag.k0 must be at least 1, got 0$"):
         dataclass_from(Outer, {"kirag": {"k0": 0}})
+
+
+def test_a_paired_surrogate_escape_is_text(tmp_path):
+    path = tmp_path / "q.json"
+    path.write_text('[{"x": "smile \\ud83d\\ude00"}]')
+    assert read_records(path) == [("record 0", {"x": "smile \U0001F600"})]
+
+
+def test_log_records_cut_a_partial_line_and_name_a_malformed_one(tmp_path):
+    from core.records import log_records
+
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": 2}\n{"a": 3')  # a kill in the middle of the last line
+    assert log_records(path) == [("line 1", {"a": 1}), ("line 3", {"a": 2})]
+    assert path.read_text() == '{"a": 1}\n\n{"a": 2}\n'
+    path.write_text('{"a": 1}\n{oops}\n')
+    with pytest.raises(DataError, match=r"log\.jsonl: line 2: malformed JSON"):
+        log_records(path)
+    assert log_records(tmp_path / "none.jsonl") == []
