@@ -56,7 +56,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         extractor = None
         if k.extract_missing:
             extractor = TripleExtractor(lm, num_demos=k.num_demos)
-            if notice := extraction_notice(store, benchmark.passages):
+            if notice := extraction_notice(store, benchmark.passages, config.lm.resolved_backend()):
                 log.warning("%s%s; the ones retrieval reaches are extracted as it goes", notice,
                             "" if existed else " (the folder did not exist: a new, empty store was made there)")
         kg = KnowledgeGraph(store, extractor, passages)

@@ -58,7 +58,7 @@ def build_kg(config: KGConfig) -> dict:
     if config.openie:
         summary = import_openie(config.openie, passages, store)
     else:
-        if notice := extraction_notice(store, passages):
+        if notice := extraction_notice(store, passages, config.lm.resolved_backend()):
             log.warning(notice)
         encoder = Encoder(config.encoder) if config.num_demos else None
         extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,

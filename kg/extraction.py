@@ -17,21 +17,24 @@ from models.lm import LanguageModel
 
 Extracted = tuple[list[Triple], int]  # (triples, number of rejected `<...>` matches)
 
-SECONDS_PER_PASSAGE = 50.0
-"""Extraction time of one passage with the packaged 0.5B LM (transformers, 2-core CPU), as measured by
-benchmarks/triple_extraction.py: the basis of the time estimate given before an extraction starts."""
+SECONDS_PER_PASSAGE = {"transformers": 13.7, "llama_cpp": 6.0}
+"""Extraction time of one passage with the packaged 0.5B LM on a 2-core CPU, by backend, as measured in
+benchmarks/results/lm_backends.md (30 MuSiQue passages; transformers at batch 8): the basis of the
+estimate given before an extraction starts."""
 
 
-def extraction_notice(store: KGStore, passages: Iterable[Passage]) -> str | None:
+def extraction_notice(store: KGStore, passages: Iterable[Passage], backend: str) -> str | None:
     """What extracting the passages the store lacks will cost, to say before it starts (None: nothing to do)."""
     passages = _unique(passages)
     missing = store.missing(p.id for p in passages)
     if not missing:
         return None
-    hours = len(missing) * SECONDS_PER_PASSAGE / 3600
-    return (f"KG store {store.folder}: {len(missing)} of {len(passages)} passages have no triples yet; the LM "
-            f"extracts them at about {SECONDS_PER_PASSAGE:.0f} s a passage on a 2-core CPU (about {hours:.1f} h "
-            "for all of them)")
+    notice = f"KG store {store.folder}: {len(missing)} of {len(passages)} passages have no triples yet"
+    if backend not in SECONDS_PER_PASSAGE:
+        return f"{notice}; the LM ({backend}) extracts them"
+    seconds = SECONDS_PER_PASSAGE[backend]
+    return (f"{notice}; the LM ({backend}) extracts them at about {seconds:.0f} s a passage on a 2-core CPU "
+            f"(about {len(missing) * seconds / 3600:.1f} h for all of them)")
 
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:

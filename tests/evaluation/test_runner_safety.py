@@ -11,6 +11,8 @@ from core.records import exclusive_output
 from evaluate import main
 from evaluation.config import parse_config
 from evaluation.factory import build_method
+from kg.extraction import extraction_notice
+from kg.store import KGStore
 
 BM25 = ["--retriever", "bm25"]
 
@@ -144,16 +146,19 @@ def test_questions_without_gold_are_counted_in_the_table(tmp_path):
 
 
 def test_a_mistyped_kg_folder_says_what_extraction_will_cost(tmp_path, caplog):
-    config = parse_config(["--method", "kirag", "--kirag.kg", str(tmp_path / "typo"), "--kirag.num_demos", "0"]
-                          + index(tmp_path) + ["--aligner.cache_dir", str(tmp_path / "emb")])
+    config = parse_config(["--method", "kirag", "--kirag.kg", str(tmp_path / "typo"), "--kirag.num_demos", "0",
+                           "--lm.backend", "transformers", "--aligner.cache_dir", str(tmp_path / "emb")] + index(tmp_path))
     benchmark = config.data.load()
+    assert len(benchmark.passages) == 186
     with caplog.at_level(logging.WARNING):
         build_method(config, benchmark)
     message = " ".join(r.getMessage() for r in caplog.records)
-    n = len(benchmark.passages)
-    assert f"{n} of {n} passages have no triples yet" in message
-    assert "about 50 s a passage" in message and f"about {n * 50 / 3600:.1f} h" in message
-    assert "the folder did not exist" in message
+    # 186 passages at 13.7 s each (transformers, benchmarks/results/lm_backends.md): 2,548 s, 0.7 h
+    assert "186 of 186 passages have no triples yet; the LM (transformers) extracts them at about 14 s" in message
+    assert "about 0.7 h for all of them" in message and "the folder did not exist" in message
+    store = KGStore(tmp_path / "typo")
+    assert extraction_notice(store, benchmark.passages[:3], "vllm") == (
+        f"KG store {store.folder}: 3 of 3 passages have no triples yet; the LM (vllm) extracts them")
 
 
 def test_a_mistyped_kg_folder_without_extraction_is_an_error(tmp_path, capsys):
