@@ -59,9 +59,9 @@ def held_out_musique() -> DataConfig:
     settings = yaml.safe_load(ALIGNER_CONFIG.read_text())["data"]["init_args"]
     data = AlignerDataModule(**{**settings, "chains": str(ROOT / settings["chains"])})
     data.setup("fit")
-    trained = {r.question_id for r in data.train_records}
+    test = set(data.test_ids)
     benchmark = MUSIQUE.load()
-    questions = [q for q in benchmark.questions if q.id not in trained]
+    questions = [q for q in benchmark.questions if q.id in test]
     out = write_unified(Benchmark(questions, benchmark.passages), RUNS / "musique_held_out")
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 

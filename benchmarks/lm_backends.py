@@ -6,12 +6,14 @@ as it is), on the same inputs, on this machine.
 Inputs (MuSiQue hipporag_train_100, the project's packaged Qwen2.5-Coder-0.5B-Instruct):
 - extraction: the gold passages of the first questions (`--passages`), 2 demonstrations, at most
   256 new tokens, ending at the first repeated line; transformers at batch 8 (its fastest setting
-  in benchmarks/results/triple_extraction.md), llama.cpp one sequence at a time on every core;
+  in benchmarks/results/triple_extraction.md), llama.cpp at batch 1, 8 (the default, used for the
+  equivalence figures) and 16 sequences decoded together, on every core;
 - the reader: the first `--questions` questions, answered from their gold passages;
 - the Constructor: the same questions at the first step, with the first 20 gpt-3.5 triples of their
   gold passages as candidates;
 - MIND: the first `--mind_questions` questions, fixed-interval retrieval (a retrieval at every
-  sentence, so both backends do the same work) with BM25 over the corpus, signals included.
+  sentence, so both backends do the same work) with BM25 over the corpus, every sentence's signals
+  computed (as calibration traces record them).
 
 Each backend runs in its own process, one after the other, so that peak memory is its own; each
 part's outputs and timings are saved under runs/bench/lm_backends/ as they finish, and a rerun
@@ -55,7 +57,7 @@ RUNS = ROOT / "runs" / "bench" / "lm_backends"
 DATA = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                   str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 OPENIE = SHARED_DATA / "musique" / "hipporag_train_100_openie_gpt35.json"
-BACKENDS = {"transformers": 8, "llama_cpp": 1}  # backend -> extraction batch size
+BACKENDS = {"transformers": (8,), "llama_cpp": (8, 1, 16)}  # backend -> extraction batch sizes, the first one compared
 
 
 def gold_passages(benchmark, n: int) -> list:
@@ -98,11 +100,11 @@ def measure(backend: str, args: argparse.Namespace) -> dict:
     first = lm.chat([[{"role": "user", "content": "Name the capital of France in one word."}]], max_new_tokens=8)[0]
     results = {"load_and_first_output_seconds": time.perf_counter() - start, "first_output": first.text}
 
-    def extract() -> dict:
+    def extract(batch_size: int) -> dict:
         passages = gold_passages(benchmark, args.passages)
-        extractor = TripleExtractor(lm, Encoder("minilm"), num_demos=2, batch_size=BACKENDS[backend], max_new_tokens=256)
+        extractor = TripleExtractor(lm, Encoder("minilm"), num_demos=2, batch_size=batch_size, max_new_tokens=256)
         out = extractor.extract(passages)
-        return {"passages": [p.id for p in passages],
+        return {"passages": [p.id for p in passages], "batch_size": batch_size,
                 "triples": {pid: [[t.head, t.relation, t.tail] for t in triples] for pid, (triples, _) in out.items()}}
 
     def read() -> dict:
@@ -118,11 +120,15 @@ def measure(backend: str, args: argparse.Namespace) -> dict:
     def mind() -> dict:
         retriever = BM25Retriever()
         retriever.build(benchmark.passages)
-        method = MindRAG(lm, PassageSearch(retriever, by_id), trigger="always", entity_filter="none")
+        method = MindRAG(lm, PassageSearch(retriever, by_id), trigger="always", entity_filter="none",
+                         record_signals=True)
         predictions = method.predict(benchmark.questions[: args.mind_questions])
         return {"answers": [p.answer for p in predictions], "llm_calls": [p.llm_calls for p in predictions]}
 
-    for part, run in (("extraction", extract), ("reader", read), ("constructor", construct), ("mind", mind)):
+    first_batch, *other_batches = BACKENDS[backend]
+    parts = [("extraction", lambda: extract(first_batch)), ("reader", read), ("constructor", construct), ("mind", mind)]
+    parts += [(f"extraction_batch{b}", lambda b=b: extract(b)) for b in other_batches]
+    for part, run in parts:
         results[part] = timed(part, RUNS / f"p{args.passages}-q{args.questions}-m{args.mind_questions}" / backend, run)
         print(f"{backend} {part}: {results[part]['seconds']:.0f} s", flush=True)
     results["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -183,6 +189,11 @@ def main(args: argparse.Namespace) -> None:
             "identical Constructor choices": float(np.mean([a == b for a, b in zip(t["constructor"]["choices"],
                                                                                      c["constructor"]["choices"])]))}
     flat.update({f"speedup.{k}": v for k, v in speedup.items()} | {f"equivalence.{k}": v for k, v in same.items()})
+    by_batch = [{"backend": backend, "batch": r[part]["batch_size"], "passages/s": len(ids) / r[part]["seconds"],
+                 "vs transformers batch 8": t["extraction"]["seconds"] / r[part]["seconds"]}
+                for backend, r in results.items() for part in sorted(k for k in r if k.startswith("extraction"))]
+    flat.update({f"{row['backend']}.extraction_batch{row['batch']}.{k}": row[k]
+                 for row in by_batch for k in ("passages/s", "vs transformers batch 8")})
     bandwidth = bandwidth_gb_s()
     model_bytes = {"llama_cpp": packaged_qwen_gguf().stat().st_size,
                    "transformers": sum(p.stat().st_size for p in packaged_qwen_path().glob("*.safetensors"))}
@@ -192,6 +203,7 @@ def main(args: argparse.Namespace) -> None:
     setup = (f"MuSiQue hipporag_train_100: {len(ids)} gold passages, {len(questions)} questions (reader and Constructor), "
              f"{args.mind_questions} for MIND; packaged Qwen2.5-Coder-0.5B-Instruct, greedy. Machine: {machine()}.")
     markdown = (f"# LM backends\n\n{setup}\n\n" + markdown_table(rows, list(rows[0]))
+                + "\n## Extraction throughput by batch size\n\n" + markdown_table(by_batch, list(by_batch[0]))
                 + "\n## llama.cpp against transformers\n\n"
                 + markdown_table([{**{f"{k} speedup": v for k, v in speedup.items()}, **same}],
                                  [f"{k} speedup" for k in speedup] + list(same))

@@ -200,7 +200,12 @@ class AlignerDataModule(L.LightningDataModule):
 
     Args:
         chains: the `chains.jsonl` to train on (`prepare.py chains` writes it).
-        val_fraction: share of questions held out for validation when `val_chains` is not given.
+        test_fraction: share of ALL the questions in `chains` (whatever their chains) kept out of
+            training and validation for evaluation (`test_ids`): a seeded random split by question,
+            taken before incomplete chains are dropped, so the test set is not biased towards hard
+            questions.
+        val_fraction: share of the remaining usable questions held out for validation when
+            `val_chains` is not given.
         val_chains: a separate validation file; then all of `chains` is used for training.
         batch_size: GLOBAL batch size (questions per step over all devices); each device gets
             `batch_size / world_size`.
@@ -214,6 +219,7 @@ class AlignerDataModule(L.LightningDataModule):
     def __init__(
         self,
         chains: str,
+        test_fraction: float = 0.0,
         val_fraction: float = 0.1,
         val_chains: str | None = None,
         batch_size: int = 16,
@@ -224,21 +230,22 @@ class AlignerDataModule(L.LightningDataModule):
         only_complete: bool = True,
     ) -> None:
         super().__init__()
-        if not 0 <= val_fraction < 1:
-            raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1):
+            raise ValueError(f"val_fraction and test_fraction must be in [0, 1), got {val_fraction}, {test_fraction}")
         if batch_size < 1 or prefixes_per_question < 1 or num_negatives < 0:
             raise ValueError("batch_size and prefixes_per_question must be positive and num_negatives non-negative")
         self.save_hyperparameters()
         self.train_records: list[ChainRecord] = []
         self.val_records: list[ChainRecord] = []
+        self.test_ids: list[str] = []
         self._train_loader: ResumableLoader | None = None
         self._resume_state: dict[str, int] | None = None
 
     def _rank_and_world_size(self) -> tuple[int, int]:
         return (self.trainer.global_rank, self.trainer.world_size) if self.trainer is not None else (0, 1)
 
-    def _usable(self, path: str) -> list[ChainRecord]:
-        return [r for r in read_chains(path) if r.chain and (r.complete or not self.hparams.only_complete)]
+    def _usable(self, records: list[ChainRecord]) -> list[ChainRecord]:
+        return [r for r in records if r.chain and (r.complete or not self.hparams.only_complete)]
 
     def setup(self, stage: str | None = None) -> None:
         world_size = self._rank_and_world_size()[1]
@@ -247,9 +254,11 @@ class AlignerDataModule(L.LightningDataModule):
                              f"by the number of devices ({world_size})")
         if self.train_records:
             return
-        records = self._usable(self.hparams.chains)
+        records, test = split_held_out(read_chains(self.hparams.chains), self.hparams.test_fraction, self.hparams.seed)
+        self.test_ids = [r.question_id for r in test]
+        records = self._usable(records)
         if self.hparams.val_chains is not None:
-            self.train_records, self.val_records = records, self._usable(self.hparams.val_chains)
+            self.train_records, self.val_records = records, self._usable(read_chains(self.hparams.val_chains))
         else:
             self.train_records, self.val_records = split_held_out(records, self.hparams.val_fraction,
                                                                   self.hparams.seed)

@@ -15,6 +15,7 @@ from torchmetrics import Metric
 
 from core.text import answer_scores
 from datamodules.loaders import Benchmark
+from evaluation.stats import bootstrap_ci
 from inference.methods import Prediction
 
 RECALL_KS = (1, 2, 3, 5, 10)
@@ -68,8 +69,37 @@ class AnswerMetrics(Metric):
         return {"em": self.em / n, "f1": self.f1 / n}
 
 
+TESTED = ("recall@5", "em", "f1")  # the figures given a confidence interval and paired tests
+
+
+def question_scores(benchmark: Benchmark, predictions: list[Prediction]) -> dict[str, dict[str, float]]:
+    """Per question id: recall@k (questions with gold passages) and EM/F1 (answered questions with
+    gold answers): what the means of `compute_metrics` average, for intervals and paired tests."""
+    scores = {}
+    for p, q in zip(predictions, benchmark.questions, strict=True):
+        row = {}
+        if q.gold_passage_ids:
+            ranked = [pid for pid, _ in p.passages]
+            row |= {f"recall@{k}": recall_at_k(ranked, q.gold_passage_ids, k) for k in RECALL_KS}
+        if p.answer is not None and q.answers:
+            row |= answer_scores(p.answer, q.answers)
+        scores[q.id] = row
+    return scores
+
+
+def confidence_intervals(scores: dict[str, dict[str, float]]) -> dict[str, float]:
+    """`{name}_low` / `{name}_high`: the 95% bootstrap interval of each tested mean."""
+    bounds = {}
+    for name in TESTED:
+        values = [row[name] for row in scores.values() if name in row]
+        if values:
+            bounds[f"{name}_low"], bounds[f"{name}_high"] = bootstrap_ci(values)
+    return bounds
+
+
 def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict[str, float]:
-    """Recall@k, EM/F1 (for methods that answer) and the mean calls and seconds per question."""
+    """Recall@k, EM/F1 (for methods that answer) with 95% intervals, and the mean calls, passages
+    retrieved and seconds per question."""
     ranked = [[pid for pid, _ in p.passages] for p in predictions]
     gold = [q.gold_passage_ids for q in benchmark.questions]
     metrics: dict[str, float] = {"questions": len(predictions), "questions_with_gold": sum(1 for g in gold if g)}
@@ -82,7 +112,10 @@ def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict
         scores = AnswerMetrics()
         scores.update([a for a, _ in answered], [g for _, g in answered])
         metrics.update({k: float(v) for k, v in scores.compute().items()})
+    metrics |= confidence_intervals(question_scores(benchmark, predictions))
     n = max(len(predictions), 1)
+    metrics["passages_retrieved"] = sum(len(p.passages) if p.passages_retrieved is None else p.passages_retrieved
+                                        for p in predictions) / n
     metrics["retrieval_calls"] = sum(p.retrieval_calls for p in predictions) / n
     metrics["llm_calls"] = sum(p.llm_calls for p in predictions) / n
     metrics["seconds_per_question"] = sum(p.seconds for p in predictions) / n

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from core.records import DataError, exclusive_output, log_records, write_atomic
+from core.records import DataError, exclusive_output, write_atomic
 from core.text import answer_scores
 from core.types import Question
 from datamodules.loaders import Benchmark
 from evaluation.config import EvalConfig, read_run_config
 from evaluation.factory import build_method
 from evaluation.metrics import RECALL_KS, compute_metrics, recall_at_k
+from evaluation.predictions import read_predictions
 from evaluation.report import write_report
 from inference.methods import Method, Prediction
 
@@ -45,19 +46,6 @@ def _previous_config(run_file: Path) -> EvalConfig | None:
                                         "pass --overwrite true to start the run over") from None
 
 
-def _read_predictions(path: Path) -> dict[str, Prediction]:
-    """The predictions an earlier run appended (a partial last line, left by a kill, is cut off)."""
-    done = {}
-    for where, record in log_records(path):
-        try:
-            prediction = Prediction.from_dict(record)
-        except (KeyError, TypeError) as error:
-            raise DataError(path, where, f"not a prediction record ({error!r}); pass --overwrite true "
-                                         "to start the run over") from None
-        done[prediction.question_id] = prediction
-    return done
-
-
 def evaluate(config: EvalConfig) -> dict[str, float]:
     """Run `config.method` on every question not yet predicted in `config.output_dir`; returns the metrics.
 
@@ -72,7 +60,7 @@ def evaluate(config: EvalConfig) -> dict[str, float]:
         if previous is not None and _fingerprint(previous) != _fingerprint(config):
             raise ValueError(f"{out} holds results of a different config ({run_file}); "
                              "choose another output_dir or pass --overwrite true")
-        done = {} if config.overwrite else _read_predictions(pred_file)
+        done = {} if config.overwrite else read_predictions(pred_file)
         todo = [q for q in benchmark.questions if q.id not in done]
         method = build_method(config, benchmark) if todo else None
         stale = ["metrics.json", "metrics.md"] + (["predictions.jsonl"] if config.overwrite else [])

@@ -88,7 +88,8 @@ class KiRAG(Method):
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
         return [
             Prediction(r.question.id, r.ranking(self.k), retrieval_calls=r.retrieval_calls, llm_calls=r.llm_calls,
-                       seconds=seconds, chain=[t.text for t in r.chain], trace=r.trace)
+                       seconds=seconds, chain=[t.text for t in r.chain], trace=r.trace,
+                       passages_retrieved=len(r.retrieved))
             for r in runs
         ]
 

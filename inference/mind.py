@@ -1,15 +1,16 @@
 """MIND's loop: generate sentence by sentence, retrieve when the uncertainty trigger fires, keep facts in memory.
 
 Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
-1. Generate one sentence with the memory and the answer so far in the prompt, with per-token signals.
-2. Trigger: `never` (closed book), `always` (fixed interval: every sentence), `fixed` (DRAGIN:
+1. Generate one sentence with the memory and the answer so far in the prompt, with per-token signals
+   where they are used (`fixed` and `dynamic` triggers, or `record_signals`): they cost a scorer pass.
+2. Trigger: `never` (closed book), `always` (fixed interval: every sentence with a word), `fixed` (DRAGIN:
    max S > θ), or `dynamic` (MIND: max S > α·mean(H) + β·mean(maxAttn)); see `models.uncertainty`.
 3. On a trigger: extract entities by prompt from the question and the text so far (greedy, so
    deterministic), filter them (`none`, `cot`, `confidence`, `cot+confidence`; confidence is MIND's
    γ/(1+H) + δ·maxAttn over the entity's tokens in the extraction output, top-k or threshold), drop
    those already searched (memory), and retrieve with a sub-query: the question plus the entities
    (the question plus the sentence when no entity is left).
-   Retrieved facts go to memory, and the sentence is generated again with them, then kept.
+   Retrieved facts go to memory, and the sentence is generated again with them (no signals), then kept.
 4. Stop at "the answer is", when the generation ends or repeats a sentence, or after `max_sentences`.
    A reasoning that stopped without "the answer is" gets it appended and completed (one more short
    generation), so that every run ends with an answer to score rather than its whole reasoning.
@@ -163,7 +164,7 @@ class MindRAG(Method):
             predictions.append(Prediction(
                 question.id, list(state.passages.items())[: self.k], answer=final_answer(state.answer),
                 retrieval_calls=state.retrieval_calls, llm_calls=state.llm_calls,
-                seconds=time.perf_counter() - start, trace=state.trace))
+                seconds=time.perf_counter() - start, trace=state.trace, passages_retrieved=len(state.passages)))
         return predictions
 
     # -- the loop --------------------------------------------------------------------------
@@ -178,12 +179,15 @@ class MindRAG(Method):
 
     def run(self, question: Question) -> MindRun:
         state = MindRun(question, Memory(self.memory_capacity))
+        scored = self.trigger in ("fixed", "dynamic") or self.record_signals
         for _ in range(self.max_sentences):
-            generation = self._sentence(state)
-            signals = generation.signals
-            words = word_signals(signals.pieces, signals.entropy, signals.max_attention)
+            generation = self._sentence(state, signals=scored)
+            if scored:
+                signals = generation.signals
+                words = word_signals(signals.pieces, signals.entropy, signals.max_attention)
             if self.trigger in ("never", "always"):
-                retrieve, detail = self.trigger == "always" and bool(words.words), {}
+                # a word: text other than whitespace, as `word_signals` groups the tokens
+                retrieve, detail = self.trigger == "always" and bool(generation.text.strip()), {}
             else:
                 fixed = self.fixed_threshold if self.trigger == "fixed" else None
                 d = decide(words, self.params, fixed)
@@ -194,7 +198,7 @@ class MindRAG(Method):
                                    "content": words.content.tolist()}
             if retrieve:
                 step.update(self._retrieve(state, generation.text))
-                generation = self._sentence(state)
+                generation = self._sentence(state, signals=False)
                 step["regenerated"] = generation.text
             state.trace.append(step)
             sentence = generation.text.strip()

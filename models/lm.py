@@ -62,3 +62,9 @@ def stop_at(text: str, stop: list[str]) -> int | None:
     """Where the text ends before its first stop string, or None when it holds none."""
     ends = [text.find(s) for s in stop if s in text]
     return min(ends) if ends else None
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)

@@ -53,8 +53,9 @@ class LMConfig:
     """transformers: `auto` (CUDA when present), `cpu`, `cuda` or `cuda:N`"""
     threads: int | None = None
     """llama_cpp: CPU threads; null: every core"""
-    n_ctx: int = 4096
-    """llama_cpp and vllm: the context, prompt and output together, in tokens"""
+    n_ctx: int = 8192
+    """llama_cpp: the KV cache shared by the sequences decoded together; vllm: the context of one
+    sequence; prompt and output together, in tokens"""
 
     def __post_init__(self) -> None:
         require_positive(self, "threads", "n_ctx")

@@ -1,5 +1,6 @@
 """The transformers backend: greedy batched generation with `model.generate`, and MIND's signals by
-teacher forcing (one eager forward pass over prompt + generated tokens)."""
+teacher forcing (one eager forward pass over prompt + generated tokens, reusing the keys and values
+of a prefix scored before)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ from tqdm.auto import tqdm
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
+    DynamicCache,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     StoppingCriteria,
     StoppingCriteriaList,
 )
+from transformers.cache_utils import DynamicLayer
 
 from models.chat import Message
-from models.lm import Generation, TokenSignals, repeats_a_line, stop_at
+from models.lm import Generation, TokenSignals, common_prefix, repeats_a_line, stop_at
 from models.packaged import from_pretrained, resolve_lm
 
 
@@ -35,13 +38,16 @@ def token_entropy(logits: Tensor) -> Tensor:
     return -(p * logp.masked_fill(p == 0, 0.0)).sum(-1)
 
 
-def max_attention_received(attention: Tensor) -> Tensor:
+def max_attention_received(attention: Tensor, first_query: int = 0) -> Tensor:
     """For attention weights `(..., query, key)`, the largest weight each key gets from a LATER query.
 
-    The diagonal is excluded and the last position gets 0. Left padding needs no mask: pad
-    queries sit before every real key.
+    Query i sits at position `first_query + i` (the queries of a pass over cached keys start past
+    them); keys are positions from 0, and those before `first_query` miss the queries left out. The
+    diagonal is excluded and the last position gets 0. Left padding needs no mask: pad queries sit
+    before every real key.
     """
-    return attention.tril(-1).amax(dim=-2)
+    return attention.tril(first_query - 1).amax(dim=-2)
+
 
 
 class RepeatedLineStop(StoppingCriteria):
@@ -71,7 +77,8 @@ class CausalLM:
     `name_or_path`: a packaged short name (`"qwen2.5-coder-0.5b-instruct"`, `"qwen-0.5b"`), a hub id,
     a folder, or a `.gguf` file (or pass `gguf_file`). Pass `model` and `tokenizer` to wrap objects
     already in memory. `attn_implementation=None` generates with SDPA; the signals always come from
-    an eager pass, switched on just for it.
+    an eager pass, switched on just for it. `prefix_cache`: how many sequences scored one at a time
+    keep their keys and values for the next `token_signals` to reuse (0: none).
     """
 
     def __init__(
@@ -85,6 +92,7 @@ class CausalLM:
         attention_layer: int = -1,
         model: PreTrainedModel | None = None,
         tokenizer: PreTrainedTokenizerBase | None = None,
+        prefix_cache: int = 4,
     ) -> None:
         if dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {dtype!r}")
@@ -101,6 +109,8 @@ class CausalLM:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.attention_layer = attention_layer
+        self.prefix_cache = prefix_cache
+        self._prefixes: list[tuple[list[int], DynamicCache]] = []  # (token ids, their cache), most recent last
         eos = model.generation_config.eos_token_id
         eos = [eos] if isinstance(eos, int) else list(eos or [])
         if tokenizer.eos_token_id is not None:
@@ -245,13 +255,27 @@ class CausalLM:
         the raw distribution that produced it) and the largest attention it receives from a later
         token. The tokens may come from any backend with this tokenizer's vocabulary.
 
+        A single sequence starts from the keys and values of the longest prefix it shares with a
+        sequence scored before (MIND re-scores the same prompt of facts and demos for every
+        sentence), and forwards the rest: at least the last prompt token, whose logits give the
+        first generated token's entropy, and the generated tokens, whose queries alone give the
+        attention a generated token receives from later tokens.
+
         Only the chosen layer's attention weights are kept (a hook; `output_attentions=True` would
         hold every layer's (batch, heads, width, width) tensor at once), and the LM head runs only
         on the positions that produced generated tokens.
         """
         sequences = [p + g for p, g in zip(prompts, generated, strict=True)]
-        input_ids, attention_mask = self._left_pad(sequences)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        single = len(sequences) == 1
+        if single:
+            start, past = self._cached_prefix(sequences[0], len(prompts[0]) - 1)
+            input_ids = torch.tensor([sequences[0][start:]], device=self.device)
+            attention_mask, position_ids = None, torch.arange(start, len(sequences[0]), device=self.device)[None]
+        else:
+            start, past = 0, None
+            input_ids, attention_mask = self._left_pad(sequences)
+            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        use_cache = single and self.prefix_cache > 0
         decoder = self.model.get_decoder()
         captured = {}
         hook = decoder.layers[self.attention_layer].self_attn.register_forward_hook(
@@ -259,20 +283,42 @@ class CausalLM:
         )
         try:
             with self._eager_attention():
-                hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                 use_cache=False).last_hidden_state
+                out = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                              cache=past, use_cache=use_cache)
         finally:
             hook.remove()
+        if use_cache:
+            self._remember(sequences[0], out.cache)
         if captured.get("weights") is None:
             raise RuntimeError(f"{type(self.model).__name__} returned no attention weights even with eager attention")
-        attention = max_attention_received(captured["weights"].float().mean(dim=1)).cpu()
-        width, head = input_ids.shape[1], self.model.get_output_embeddings()
+        attention = max_attention_received(captured["weights"].float().mean(dim=1), start).cpu()
+        width, head, hidden = attention.shape[-1], self.model.get_output_embeddings(), out.last_hidden_state
         signals = []
         for row, ids in enumerate(generated):
             n = len(ids)
             # position t's logits produce token t + 1: the generated tokens come from positions [W-n-1, W-1)
-            logits = head(hidden[row, width - n - 1 : width - 1])
+            logits = head(hidden[row, width - n - 1 - start : width - 1 - start])
             signals.append(TokenSignals(pieces=[self.tokenizer.decode([i]) for i in ids],
                                         entropy=token_entropy(logits).cpu(),
                                         max_attention=attention[row, width - n :]))
         return signals
+
+    def _cached_prefix(self, ids: list[int], limit: int) -> tuple[int, DynamicCache | None]:
+        """The longest prefix of `ids` (at most `limit` tokens) that a stored pass computed, with a COPY of
+        its keys and values: the forward pass extends that copy, and the stored entry stays for others."""
+        length, k = max(((common_prefix(cached, ids), k) for k, (cached, _) in enumerate(self._prefixes)),
+                        default=(0, None))
+        length = min(length, limit)
+        if length <= 0:
+            return 0, None
+        self._prefixes.append(self._prefixes.pop(k))  # the most recently used last
+        layers = self._prefixes[-1][1].layers
+        return length, DynamicCache([(layer.keys[..., :length, :], layer.values[..., :length, :]) for layer in layers])
+
+    def _remember(self, ids: list[int], cache: DynamicCache) -> None:
+        """Store the cache of `ids`, replacing the entries it extends, the least recently used beyond
+        `prefix_cache`. Only full-attention layers hold every position, so only they can be cut to a prefix."""
+        if any(type(layer) is not DynamicLayer for layer in cache.layers):
+            return
+        kept = [(cached, c) for cached, c in self._prefixes if common_prefix(cached, ids) < len(cached)]
+        self._prefixes = (kept + [(ids, cache)])[-self.prefix_cache :]

@@ -214,6 +214,10 @@ def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):
     rows = json.loads((out / "comparison.json").read_text())
     assert [r["method"] for r in rows] == ["rag (bm25)", "mine"]
     assert rows[1]["recall@5"] == run_files(kirag)[0]["recall@5"]
+    assert rows[1]["recall@5_diff"] == pytest.approx(rows[1]["recall@5"] - rows[0]["recall@5"])  # paired, same questions
+    assert 0 <= rows[1]["recall@5_p"] <= 1 and "recall@5_p" not in rows[0]
+    assert rows[0]["recall@5_low"] <= rows[0]["recall@5"] <= rows[0]["recall@5_high"]
+    assert rows[1]["passages_retrieved"] >= 10 == rows[0]["passages_retrieved"]  # the loop saw more than it returns
     table = (out / "comparison.md").read_text()
     assert "| rag (bm25) | 3 |" in table and "| mine | 3 |" in table
     assert (out / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

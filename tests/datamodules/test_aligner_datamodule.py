@@ -66,6 +66,19 @@ def test_split_is_by_question_deterministic_and_drops_incomplete(chains_file):
     assert len(make_dm(chains_file, only_complete=False).train_records) == 10
 
 
+def test_test_questions_are_a_random_share_of_all_questions_taken_before_incomplete_ones_are_dropped(chains_file):
+    held_out = {seed: make_dm(chains_file, test_fraction=0.5, seed=seed) for seed in range(8)}
+    for seed, dm in held_out.items():
+        test = set(dm.test_ids)
+        train, val = {r.question_id for r in dm.train_records}, {r.question_id for r in dm.val_records}
+        assert len(test) == 6 and not test & (train | val)
+        assert train | val | test == {f"q{i}" for i in range(12)} - ({"q11"} - test)  # only q11 may be missing
+        assert set(make_dm(chains_file, test_fraction=0.5, seed=seed).test_ids) == test
+    # the incomplete question is a test question as often as chance has it, not always
+    assert 0 < sum("q11" in dm.test_ids for dm in held_out.values()) < len(held_out)
+    assert make_dm(chains_file).test_ids == []
+
+
 def test_examples_follow_the_query_format_and_prefixes_per_question(chains_file):
     dm = make_dm(chains_file, prefixes_per_question=2)
     records = {r.question_id: r for r in dm.train_records}

@@ -1,6 +1,7 @@
 """MIND's pieces: entity parsing and spans, the filters on hand-set confidences, the trigger's parameters."""
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -146,24 +147,28 @@ def extraction(*entities):
 
 
 class ScriptedMindLM:
-    """`generate` answers the i-th sentence of `sentences`, `chat` the i-th of `chats`; prompts are recorded."""
+    """`generate` answers the i-th sentence of `sentences`, `chat` the i-th of `chats`; prompts are recorded,
+    and whether signals were asked for: without, a generation has none, as from a real backend."""
 
     def __init__(self, sentences, chats=()):
         self.sentences, self.chats = list(sentences), list(chats)
         self.prompts, self.conversations = [], []
+        self.generate_signals, self.chat_signals = [], []
 
     def format_chat(self, messages):
         return "\n".join(m["content"] for m in messages) + "\nA:"
 
-    def generate(self, prompts, **kwargs):
+    def generate(self, prompts, return_signals=False, **kwargs):
         self.prompts.extend(prompts)
+        self.generate_signals.append(return_signals)
         assert self.sentences, f"unexpected generation for prompt ending {prompts[0][-80:]!r}"
-        return [self.sentences.pop(0)]
+        return [replace(self.sentences.pop(0), signals=None) if not return_signals else self.sentences.pop(0)]
 
-    def chat(self, conversations, **kwargs):
+    def chat(self, conversations, return_signals=False, **kwargs):
         self.conversations.extend(conversations)
+        self.chat_signals.append(return_signals)
         assert self.chats, "unexpected chat call"
-        return [self.chats.pop(0)]
+        return [self.chats.pop(0) if return_signals else replace(self.chats.pop(0), signals=None)]
 
 
 class StubSearch:
@@ -260,3 +265,41 @@ def test_a_stopword_only_sentence_never_retrieves_at_threshold_zero(trigger, par
     assert search.queries == [] and run.retrieval_calls == 0 and lm.conversations == []
     assert run.answer == "It is of the, and to it. So the answer is Drusk."
     assert len(lm.prompts) == 2 and lm.sentences == []  # the sentence, then the forced ending: no regeneration
+
+
+@pytest.mark.parametrize("trigger, record, answer, regenerated, asked", [
+    # A draft has signals only where the trigger reads them or they are recorded; a regeneration never.
+    ("never", False, "A Tomas. A Ana. So the answer is Drusk.", [None, None, None], [False] * 3),
+    ("never", True, "A Tomas. A Ana. So the answer is Drusk.", [None, None, None], [True] * 3),
+    ("always", False, "A Ana. So the answer is Hallam.", ["A Ana", "So the answer is Hallam"], [False] * 4),
+    ("always", True, "A Ana. So the answer is Hallam.", ["A Ana", "So the answer is Hallam"], [True, False] * 2),
+    ("dynamic", False, "A Ana. So the answer is Drusk.", ["A Ana", None], [True, False, True]),
+])
+def test_signals_are_asked_for_only_where_they_are_used(trigger, record, answer, regenerated, asked):
+    lm = ScriptedMindLM(
+        sentences=[sentence("A Tomas", *HIGH), sentence("A Ana", *LOW), sentence("So the answer is Drusk", *LOW),
+                   sentence("So the answer is Hallam", *LOW)],
+        chats=[extraction(("Ana Corvel", 1.0, 0.5))] * 2,
+    )
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])] * 2)
+    # dynamic θ = 0.1·mean(H) + 0.1·mean(A): 0.25 < S = 1.0 for HIGH, 0.02 > S = 0.01 for LOW
+    mind = MindRAG(lm, search, trigger=trigger, params=MindParams(alpha=0.1, beta=0.1), entity_filter="none",
+                   max_sentences=4, record_signals=record)
+    run = mind.run(QUESTION)
+    assert run.answer == answer
+    assert [step.get("regenerated") for step in run.trace] == regenerated
+    assert [step["retrieve"] for step in run.trace] == [r is not None for r in regenerated]
+    assert all(("signals" in step) == record for step in run.trace)
+    assert lm.generate_signals == asked and lm.chat_signals == [True] * len(search.queries)
+
+
+def test_always_retrieves_for_every_sentence_with_a_word():
+    # A sentence of stopwords and punctuation retrieves too; an empty one (whitespace only) ends the reasoning.
+    lm = ScriptedMindLM(sentences=[sentence("It is of the, and to it", *LOW), sentence("A Ana", *LOW),
+                                   scripted_generation([" ", "\n"], [2.0, 2.0], [0.5, 0.5]), sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 1.0, 0.5))])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    run = MindRAG(lm, search, trigger="always", entity_filter="none", max_sentences=4).run(QUESTION)
+    assert [(step["sentence"], step["retrieve"]) for step in run.trace] == [
+        ("It is of the, and to it", True), (" \n", False), ("So the answer is Drusk", False)]
+    assert run.answer == "A Ana. So the answer is Drusk." and lm.generate_signals == [False] * 4

@@ -185,3 +185,64 @@ def test_with_signals_takes_them_from_the_scorer_by_teacher_forcing(tiny_lm):
         assert torch.allclose(g.signals.entropy, w.signals.entropy, atol=1e-6)
         assert torch.allclose(g.signals.max_attention, w.signals.max_attention, atol=1e-6)
     assert wrapped.generate(PROMPTS[:1], max_new_tokens=3)[0].signals is None
+
+
+def count_forwarded(lm):
+    """A list that gets the number of tokens of each decoder forward pass."""
+    counts = []
+    lm.model.get_decoder().register_forward_pre_hook(
+        lambda module, args, kwargs: counts.append(kwargs["input_ids"].shape[1]), with_kwargs=True)
+    return counts
+
+
+def prefix_cache_calls(lm):
+    """(prompt, generated) ids: an extension of the first call, an early divergence, then both again."""
+    encode = lm.encode
+    prompt, new = encode("who was born in the river city where the band made its first album? " * 2), encode(" the film")
+    longer, new2 = prompt + new + encode(" and"), encode(" of the year")
+    return [(prompt, new), (longer, new2), (prompt[:10] + encode(" which album"), new), (prompt, new), (longer, new2)]
+
+
+@pytest.mark.parametrize("layer", [-1, 0])
+def test_prefix_cache_gives_the_signals_of_the_full_pass(make_tiny_lm, layer):
+    cached, uncached = make_tiny_lm(attention_layer=layer), make_tiny_lm(prefix_cache=0, attention_layer=layer)
+    cached.model.set_attn_implementation("sdpa")  # the signals pass still runs eager
+    forwarded = count_forwarded(cached)
+    calls = prefix_cache_calls(cached)
+    for prompt, new in calls:
+        got, want = cached.token_signals([prompt], [new])[0], uncached.token_signals([prompt], [new])[0]
+        entropy, received = direct_signals(uncached, prompt, new, layer)
+        torch.testing.assert_close(want.entropy, entropy, atol=1e-5, rtol=0)
+        torch.testing.assert_close(want.max_attention, received, atol=1e-5, rtol=0)
+        torch.testing.assert_close(got.entropy, want.entropy, atol=1e-5, rtol=0)
+        torch.testing.assert_close(got.max_attention, want.max_attention, atol=1e-5, rtol=0)
+        assert got.pieces == want.pieces
+    (p1, g1), (p2, g2), (p3, g3), _, _ = calls
+    # From the last prompt token on: the whole first pass, the extension of it, the early divergence
+    # after its 10 shared tokens, the first call again from a copy of the second's cache (the last prompt
+    # token recomputed), then the second again: its stored cache was not cut by the fourth call.
+    assert forwarded == [len(p1 + g1), len(p2 + g2) - len(p1 + g1), len(p3 + g3) - 10, len(g1) + 1, len(g2) + 1]
+    assert cached.model.config._attn_implementation == "sdpa"
+
+
+def test_prefix_cache_keeps_the_most_recent_sequences(make_tiny_lm):
+    lm = make_tiny_lm(prefix_cache=2)
+    forwarded = count_forwarded(lm)
+    (p1, g1), (p2, g2), (p3, g3), _, _ = prefix_cache_calls(lm)
+    p4 = lm.encode("album of the year")  # shares no token with the others
+    for prompt, new in [(p1, g1), (p3, g3), (p2, g2), (p3, g3), (p4, g1), (p2, g2)]:
+        lm.token_signals([prompt], [new])
+    assert forwarded == [
+        len(p1 + g1), len(p3 + g3) - 10,
+        len(p2 + g2) - len(p1 + g1),  # its entry replaces the first's, which it extends: the third's stays
+        len(g3) + 1,
+        len(p4 + g1),
+        len(p2 + g2) - 10,  # the least recently used (the second) was dropped for the fourth
+    ]
+    lm.token_signals([p1, p2], [g1, g2])  # a batch: one padded pass without the cache
+    assert forwarded[-1] == len(p2 + g2)
+    none = make_tiny_lm(prefix_cache=0)
+    forwarded = count_forwarded(none)
+    none.token_signals([p1], [g1])
+    none.token_signals([p1], [g1])
+    assert forwarded == [len(p1 + g1)] * 2
