@@ -1,22 +1,25 @@
-"""KiRAG against single-shot dense retrieval on held-out MuSiQue questions and a HotpotQA slice.
+"""KiRAG against single-shot dense retrieval on held-out MuSiQue questions and HotpotQA.
 
-    python benchmarks/kirag_eval.py [--parts musique hotpotqa] [--constructor_questions 8] [--threads 1]
+    python benchmarks/kirag_eval.py [--parts musique hotpotqa] [--constructor_questions N]
 
 Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
 packaged Qwen2.5-0.5B reader from their top 3 passages:
 - `rag`: one retrieval with the question;
 - `kirag aligner-only`, with the untrained base encoder (MiniLM) and with the trained Aligner;
-- `kirag constructor`: the trained Aligner and the packaged LM as Constructor, on the first
-  `--constructor_questions` questions (the LM makes it slow on a CPU); the other methods are also
-  reported on those same questions.
+- `kirag constructor`: the trained Aligner and the packaged LM (the default backend: llama.cpp on a
+  CPU) as Constructor, on every question (or the first `--constructor_questions`; the other methods
+  are then also reported on those same questions).
+Every figure has its 95% bootstrap interval, and every method a paired test against `rag` on the
+same questions; the hop-count composition of each question set is reported.
 
-MuSiQue: the questions of hipporag_train_100 that the Aligner did NOT train on (the split of
-configs/aligner/shared_cpu.yaml), over the gpt-3.5 triples. It needs, in order:
+MuSiQue: the 50 test questions of hipporag_train_100 (`test_fraction` of configs/aligner/shared_cpu.yaml:
+a seeded random half, drawn before incomplete chains were dropped) over the gpt-3.5 triples. It needs:
     python prepare.py kg --config configs/kg/musique_gpt35.yaml
     python prepare.py chains --config configs/chains/musique_gpt35.yaml
     python train.py fit --config configs/aligner/shared_cpu.yaml      # the last weights are used
-HotpotQA: the first 6 questions of hotpotqa/hipporag_train_100 and their 60 context passages, over
-the project's own triples (python prepare.py kg --config configs/kg/hotpotqa_train_6.yaml).
+HotpotQA: the 100 hipporag_train_100 questions over their 994-passage corpus, with this project's own
+triples (python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml). The Aligner never saw
+HotpotQA.
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
 timing part measures, on warm caches and without the reader, seconds per question of the
@@ -25,9 +28,9 @@ by the retriever's encoder and by the Aligner) without anything else.
 """
 
 import argparse
-import json
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,17 +44,21 @@ from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E4
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
 from evaluation.factory import build_method  # noqa: E402
 from evaluation.metrics import RECALL_KS, compute_metrics  # noqa: E402
-from evaluation.report import compare, markdown_table  # noqa: E402
+from evaluation.predictions import read_predictions  # noqa: E402
+from evaluation.report import compare, markdown_table, paired_with, run_scores, with_intervals  # noqa: E402
 from evaluation.runner import evaluate  # noqa: E402
-from inference.methods import Prediction  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "kirag"
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
 ALIGNER_CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
-HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None, limit=6)
-KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_6"}
+HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
+                      str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
+KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_100"}
+COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
+    "recall@5 95% CI", "em", "em 95% CI", "f1", "f1 95% CI", "recall@5 vs first (p)", "em vs first (p)",
+    "f1 vs first (p)", "passages_retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
 
 
 def held_out_musique() -> DataConfig:
@@ -66,11 +73,11 @@ def held_out_musique() -> DataConfig:
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 
-def configs(part: str, data: DataConfig, constructor_questions: int) -> dict[str, EvalConfig]:
+def configs(part: str, data: DataConfig, constructor_questions: int | None) -> dict[str, EvalConfig]:
     kg = str(KGS[part])
     base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
                       kirag=KiRAGConfig(kg=kg, extract_missing=False))
-    subset = replace(data, limit=min(constructor_questions, data.limit or constructor_questions))
+    subset = replace(data, limit=constructor_questions)
     trained = AlignerConfig(name=str(TRAINED))
     runs = {
         "rag": replace(base, method="rag", name="rag (dense)"),
@@ -85,11 +92,24 @@ def configs(part: str, data: DataConfig, constructor_questions: int) -> dict[str
     return runs
 
 
-def subset_metrics(config: EvalConfig, subset: Benchmark) -> dict:
-    """A finished run's metrics over the questions of `subset`."""
-    predictions = {p.question_id: p for p in map(Prediction.from_dict, map(json.loads, Path(
-        config.output_dir, "predictions.jsonl").read_text().splitlines()))}
-    return compute_metrics(subset, [predictions[q.id] for q in subset.questions])
+def hop_counts(benchmark: Benchmark) -> str:
+    """The question set's composition by type (MuSiQue: hop count; HotpotQA: bridge or comparison)."""
+    counts = Counter(q.type or "unknown" for q in benchmark.questions)
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+
+
+def subset_rows(runs: dict[str, EvalConfig], subset: Benchmark) -> list[dict]:
+    """Every finished run scored on the questions of `subset`, with intervals and paired tests against the first."""
+    scores = [run_scores(c, Path(c.output_dir)) for c in runs.values()]
+    keep = {q.id for q in subset.questions}
+    rows = []
+    for config, own in zip(runs.values(), scores):
+        predictions = read_predictions(Path(config.output_dir) / "predictions.jsonl")
+        metrics = compute_metrics(subset, [predictions[q.id] for q in subset.questions])
+        rows.append(with_intervals({"method": config.name, **metrics}) | (
+            paired_with({q: v for q, v in scores[0].items() if q in keep}, {q: v for q, v in own.items() if q in keep})
+            if rows else {}))
+    return rows
 
 
 def timing(config: EvalConfig, trained: EvalConfig, repeats: int = 2) -> dict:
@@ -121,31 +141,30 @@ def timing(config: EvalConfig, trained: EvalConfig, repeats: int = 2) -> dict:
             "kirag / its query encodings": seconds["kirag"] / seconds["encode"]}
 
 
-def run_part(part: str, constructor_questions: int) -> tuple[str, dict]:
+def run_part(part: str, constructor_questions: int | None) -> tuple[str, dict]:
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
     if not KGS[part].is_dir():
         sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
     data = held_out_musique() if part == "musique" else HOTPOTQA
     runs = configs(part, data, constructor_questions)
-    rows, flat = [], {}
     for key, config in runs.items():
         started = time.perf_counter()
-        metrics = evaluate(config)
-        print(f"{part} {key}: {time.perf_counter() - started:.0f} s")
-        if key != "kirag constructor":  # it ran on the subset only: its row is among the subset's below
-            rows.append({"questions set": "all", "method": config.name, **metrics})
-    compare([c.output_dir for c in runs.values()], str(RUNS / part / "compare"))
-    subset = runs["kirag constructor"].data.load()
-    rows += [{"questions set": f"first {len(subset.questions)}", "method": c.name, **subset_metrics(c, subset)}
-             for c in runs.values()]
-    columns = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
-        "em", "f1", "retrieval_calls", "llm_calls", "seconds_per_question"]
-    table = markdown_table(rows, columns)
+        evaluate(config)
+        print(f"{part} {key}: {time.perf_counter() - started:.0f} s", flush=True)
+    everything, subset = data.load(), runs["kirag constructor"].data.load()
+    compared = compare([c.output_dir for c in runs.values()], str(RUNS / part / "compare"))
+    rows = [{"questions set": "all", **row} for row in compared]
+    if len(subset.questions) < len(everything.questions):  # the Constructor ran on the first questions only
+        rows = [r for r in rows if r["method"] != runs["kirag constructor"].name]
+        rows += [{"questions set": f"first {len(subset.questions)}", **row} for row in subset_rows(runs, subset)]
+    flat = {f"{part}.composition": hop_counts(everything)}
     for row in rows:
         prefix = f"{part}.{'all' if row['questions set'] == 'all' else 'subset'}.{row['method']}"
-        flat.update({f"{prefix}.{c}": row[c] for c in columns[2:] if c in row})
-    text = f"## {part}\n\n{table}"
+        flat.update({f"{prefix}.{c}": v for c, v in row.items() if isinstance(v, int | float)})  # intervals, tests
+    text = (f"## {part}\n\nQuestions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
+            f"same questions: the difference in points and its paired-bootstrap p-value.\n\n"
+            + markdown_table(rows, COLUMNS))
     if part == "musique":
         times = timing(runs["rag"], runs["kirag trained"])
         flat.update({f"{part}.timing.{k}": v for k, v in times.items()})
@@ -156,7 +175,8 @@ def run_part(part: str, constructor_questions: int) -> tuple[str, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
-    parser.add_argument("--constructor_questions", type=int, default=8)
+    parser.add_argument("--constructor_questions", type=int, default=None,
+                        help="run the Constructor on the first N questions only (default: all)")
     args = parse_args(parser)
     sections, flat = [], {"setup": f"machine: {machine()}"}
     for part in args.parts:
@@ -166,9 +186,10 @@ def main() -> None:
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
-                "MuSiQue: hipporag_train_100 questions held out from Aligner training, gpt-3.5 triples. "
-                "HotpotQA: first 6 hipporag_train_100 questions over their 60 context passages, this project's "
-                "triples (packaged LM).\n\n" + "\n".join(sections))
+                "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), gpt-3.5 "
+                "triples. HotpotQA: the 100 hipporag_train_100 questions over their 994-passage corpus, this "
+                "project's triples (packaged LM, llama.cpp). 95% intervals: percentile bootstrap over questions.\n\n"
+                + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)
 
 

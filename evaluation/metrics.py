@@ -116,6 +116,9 @@ def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict
     n = max(len(predictions), 1)
     metrics["passages_retrieved"] = sum(len(p.passages) if p.passages_retrieved is None else p.passages_retrieved
                                         for p in predictions) / n
+    constructed = [p.fallbacks for p in predictions if p.fallbacks is not None]
+    if constructed:
+        metrics["constructor_fallbacks"] = sum(constructed) / len(constructed)
     metrics["retrieval_calls"] = sum(p.retrieval_calls for p in predictions) / n
     metrics["llm_calls"] = sum(p.llm_calls for p in predictions) / n
     metrics["seconds_per_question"] = sum(p.seconds for p in predictions) / n

@@ -1,61 +1,54 @@
-"""KiRAG's reasoning-chain Constructor: an LLM picks the next triple among the Aligner's candidates.
+"""KiRAG's reasoning-chain Constructor: an LLM picks the NEXT triple among the Aligner's candidates.
 
-The prompt (written for this project) shows the candidates, the question and the chain so far,
-and asks for the WHOLE remaining chain followed by `So the answer is: ...`; only the first new
-triple is kept (paper section 3.2). It is matched to a candidate by its normalised text, else by
-token F1 of "head relation tail"; triples of the output that are already in the chain or match no
-candidate are passed over. When no triple of the output matches, the loop falls back to the
-Aligner's best candidate (see `inference.kirag`).
+The prompt (written for this project) shows the candidates, the question and the chain so far, and
+asks for the next triple of the chain only (paper section 3.2), copied from the candidates. When
+that triple's tail answers the question, the LM adds `So the answer is: ...`; when the chain so far
+already answers it, the LM writes only that line. The loop (`inference.kirag`) ends a chain when
+it is complete (`Construction.complete`), never at its first step.
+
+A triple of the output is matched to a candidate by its normalised text, else only when its head is
+the candidate's head (SQuAD-normalised) and the whole triple has token F1 >= 0.8 with it: an
+invented fact about another entity is never mapped onto a distractor. Triples of the output that
+are already in the chain or match no candidate are passed over; when none matches, the loop falls
+back to the Aligner's best candidate and counts the fallback.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.text import token_f1
+from core.text import contains_words, token_f1, tokens
 from core.types import Triple, triple_id, triple_text
 from kg.triple_parser import parse_triples
 from models.chat import Message, chat_messages
 from models.lm import LanguageModel
 
 INSTRUCTION = (
-    "You build a reasoning chain of knowledge triples that answers a question. You are given candidate "
-    "knowledge triples, the question, and the chain built so far. Complete the chain: write the remaining "
-    "triples needed to answer the question, one per line, copied from the candidates, in the order the "
-    "reasoning uses them. Then write a last line: So the answer is: <answer>."
+    "You build a reasoning chain of knowledge triples that answers a question, one triple at a time. You are "
+    "given candidate knowledge triples, the question, and the chain built so far. Write the next triple of the "
+    "chain, copied from the candidates. If that triple's tail answers the question, add a second line: So the "
+    "answer is: <answer>. If the chain so far already answers the question, write only: So the answer is: <answer>."
 )
 
 ANSWER_MARK = "the answer is"
+MIN_F1 = 0.8  # a near copy of a candidate about the same head entity
 
-# Demonstrations written for this project (invented facts).
+# Demonstrations written for this project (invented facts): a first step, a last step, a complete chain.
+_LAKE = [("Lake Orvell", "located in", "Dunmore County"), ("Dunmore County", "county seat", "Hallam"),
+         ("Lake Orvell", "area", "12 square kilometres"), ("Hallam", "population", "8,200"),
+         ("Dunmore County", "established", "1821")]
+_FILM = [("The Glass Orchard", "directed by", "Mira Castell"), ("Mira Castell", "born in", "Valparaiso"),
+         ("The Glass Orchard", "released", "1998"), ("Mira Castell", "spouse", "Tomas Reyes"),
+         ("Valparaiso", "country", "Chile")]
 DEMOS = [
-    {
-        "candidates": [
-            ("Lake Orvell", "located in", "Dunmore County"),
-            ("Dunmore County", "county seat", "Hallam"),
-            ("Lake Orvell", "area", "12 square kilometres"),
-            ("Hallam", "population", "8,200"),
-            ("Dunmore County", "established", "1821"),
-        ],
-        "question": "What is the county seat of the county where Lake Orvell is located?",
-        "chain": [],
-        "output": ["<Lake Orvell; located in; Dunmore County>", "<Dunmore County; county seat; Hallam>",
-                   "So the answer is: Hallam."],
-    },
-    {
-        "candidates": [
-            ("The Glass Orchard", "directed by", "Mira Castell"),
-            ("Mira Castell", "born in", "Valparaiso"),
-            ("The Glass Orchard", "released", "1998"),
-            ("Mira Castell", "spouse", "Tomas Reyes"),
-            ("Valparaiso", "country", "Chile"),
-        ],
-        "question": "In which country was the director of The Glass Orchard born?",
-        "chain": [("The Glass Orchard", "directed by", "Mira Castell")],
-        "output": ["<Mira Castell; born in; Valparaiso>", "<Valparaiso; country; Chile>",
-                   "So the answer is: Chile."],
-    },
+    {"candidates": _LAKE, "question": "What is the county seat of the county where Lake Orvell is located?",
+     "chain": [], "output": ["<Lake Orvell; located in; Dunmore County>"]},
+    {"candidates": _FILM, "question": "In which country was the director of The Glass Orchard born?",
+     "chain": _FILM[:1] + _FILM[1:2], "output": ["<Valparaiso; country; Chile>", "So the answer is: Chile."]},
+    {"candidates": _LAKE[1:], "question": "What is the county seat of the county where Lake Orvell is located?",
+     "chain": _LAKE[:2], "output": ["So the answer is: Hallam."]},
 ]
 
 
@@ -80,38 +73,54 @@ def build_prompt(question: str, chain: Sequence[Triple], candidates: Sequence[Tr
 @dataclass
 class Construction:
     triple: Triple | None  # the candidate to append, or None
-    answered: bool  # the output says "the answer is": the loop stops after this step
+    answer: str | None  # what follows "the answer is", when the output says it
     output: str
+    proposed: bool = True  # the output holds a triple not in the chain (matched or not)
+
+    @property
+    def complete(self) -> bool:
+        """The chain answers the question: the LM says so without proposing a triple, or the new
+        triple's tail is the answer it gives."""
+        if self.answer is None:
+            return False
+        if self.triple is None:
+            return not self.proposed
+        return contains_words(self.triple.tail, self.answer) or contains_words(self.answer, self.triple.tail)
 
 
-def match_candidate(parts: tuple[str, str, str], candidates: Sequence[Triple], min_f1: float = 0.5) -> Triple | None:
-    """The candidate with the same normalised text, else the one of best token F1 (at least `min_f1`)."""
+def match_candidate(parts: tuple[str, str, str], candidates: Sequence[Triple], min_f1: float = MIN_F1) -> Triple | None:
+    """The candidate with the same normalised text, else the best (by token F1, at least `min_f1`) of
+    those whose head is the same entity."""
     fact = triple_id(*parts)
     exact = next((t for t in candidates if t.id == fact), None)
     if exact is not None:
         return exact
-    text = " ".join(parts)
-    scores = [token_f1(text, t.plain_text) for t in candidates]
-    best = max(range(len(candidates)), key=scores.__getitem__, default=None)  # the first of equal scores
-    return candidates[best] if best is not None and scores[best] >= min_f1 else None
+    text, head = " ".join(parts), tokens(parts[0])
+    same_head = [t for t in candidates if tokens(t.head) == head]
+    scores = [token_f1(text, t.plain_text) for t in same_head]
+    best = max(range(len(same_head)), key=scores.__getitem__, default=None)  # the first of equal scores
+    return same_head[best] if best is not None and scores[best] >= min_f1 else None
+
+
+_ANSWER = re.compile(rf"{ANSWER_MARK}\s*:?\s*(.*)", re.IGNORECASE)
 
 
 def read_output(output: str, chain: Sequence[Triple], candidates: Sequence[Triple]) -> Construction:
-    """The first triple of `output` that is not in the chain and matches a candidate. A restated
-    chain triple is passed over before matching, so that token F1 cannot take it for a near miss."""
+    """The first triple of `output` that is not in the chain and matches a candidate, and the answer
+    it gives. A restated chain triple is passed over before matching, so that it cannot be taken for
+    a near miss."""
     in_chain = {t.id for t in chain}
-    answered = ANSWER_MARK in output.lower()
-    for parts in parse_triples(output)[0]:
-        match = None if triple_id(*parts) in in_chain else match_candidate(parts, candidates)
-        if match is not None:
-            return Construction(match, answered, output)
-    return Construction(None, answered, output)
+    said = _ANSWER.search(output)
+    answer = said.group(1).split("\n")[0].strip(" .\"'") if said else None
+    proposed = [parts for parts in parse_triples(output)[0] if triple_id(*parts) not in in_chain]
+    match = next(filter(None, (match_candidate(parts, candidates) for parts in proposed)), None)
+    return Construction(match, answer, output, bool(proposed))
 
 
 class Constructor:
     """Calls a chat LM for a batch of (question, chain, candidates) at once."""
 
-    def __init__(self, lm: LanguageModel, max_new_tokens: int = 160, batch_size: int = 8) -> None:
+    def __init__(self, lm: LanguageModel, max_new_tokens: int = 64, batch_size: int = 8) -> None:
         self.lm, self.max_new_tokens, self.batch_size = lm, max_new_tokens, batch_size
 
     def __call__(self, items: Sequence[tuple[str, Sequence[Triple], Sequence[Triple]]]) -> list[Construction]:

@@ -7,10 +7,11 @@ Each step, for every question still running:
    facts not yet in the chain, the same set the Aligner's negatives come from) with the Aligner
    (inner product of query and triple embeddings; triple embeddings come from `TripleIndex`,
    computed once per triple) and keep the top N distinct facts.
-3. Reasoning chain construction: the Constructor LLM writes the rest of the chain and its first
-   new triple is appended; the question stops when the output says "the answer is". Without a
-   Constructor (Aligner-only mode), or when its output names no candidate, the best candidate
-   not yet in the chain is appended. A question stops after L steps, or when no candidate is left.
+3. Reasoning chain construction: the Constructor LLM names the next triple, which is appended;
+   the question stops when the Constructor finds the chain complete (`Construction.complete`),
+   never at the first step. Without a Constructor (Aligner-only mode), or when its output names no
+   candidate (a fallback, counted), the best candidate not yet in the chain is appended. A
+   question stops after L steps, or when no candidate is left.
 
 Document ranking: a passage scores the highest score of its triples among the candidates of all
 steps; ties go to the higher retriever score. Passages retrieved but never scored fill the list up
@@ -44,6 +45,7 @@ class _Run:
     trace: list[dict] = field(default_factory=list)
     retrieval_calls: int = 0
     llm_calls: int = 0
+    fallbacks: int = 0  # Constructor outputs that named no candidate
     done: bool = False
 
     def query(self) -> str:
@@ -54,6 +56,9 @@ class _Run:
         ranked = [(pid, self.scores[pid]) for pid in scored[:k]]
         ranked += [(pid, score) for pid, score in self.retrieved.items() if pid not in self.scores][: k - len(ranked)]
         return ranked
+
+
+FALLBACK = "aligner (the Constructor named no candidate)"
 
 
 class KiRAG(Method):
@@ -89,7 +94,8 @@ class KiRAG(Method):
         return [
             Prediction(r.question.id, r.ranking(self.k), retrieval_calls=r.retrieval_calls, llm_calls=r.llm_calls,
                        seconds=seconds, chain=[t.text for t in r.chain], trace=r.trace,
-                       passages_retrieved=len(r.retrieved))
+                       passages_retrieved=len(r.retrieved),
+                       fallbacks=r.fallbacks if self.constructor is not None else None)
             for r in runs
         ]
 
@@ -142,13 +148,15 @@ class KiRAG(Method):
                 run.llm_calls += 1
                 made = constructions[i]
                 step["output"] = made.output
+                complete = made.complete and bool(run.chain)  # never at the first step
                 if made.triple is not None:
                     choice, source = made.triple, "constructor"
-                elif made.answered:  # the chain is complete: nothing to append
+                elif complete:  # nothing to append
                     choice, source = None, None
                 else:
-                    source = "aligner (the output named no candidate)"
-                run.done = made.answered
+                    source = FALLBACK
+                    run.fallbacks += 1
+                run.done = complete
             if choice is not None:
                 run.chain.append(choice)
             step["chosen"], step["chosen_by"] = (choice.text if choice else None), source

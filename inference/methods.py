@@ -21,6 +21,7 @@ class Prediction:
     chain: list[str] | None = None  # KiRAG: the reasoning chain built, as triple texts
     trace: list[dict] | None = None  # iterative methods: what each step queried, saw and chose
     passages_retrieved: int | None = None  # distinct passages seen over all retrievals; None: those returned
+    fallbacks: int | None = None  # KiRAG with a Constructor: steps where its output named no candidate
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -7,12 +7,22 @@ from core.types import Passage, Question, Triple
 from inference.constructor import Constructor, build_prompt, match_candidate, read_output
 from inference.methods import Prediction
 from inference.reader import INSTRUCTION, Reader, ReadingMethod, clean_answer
+from kg.triple_parser import parse_triples
 
 CANDIDATES = [
     Triple.make("Ostrel Brewing", "founded by", "Ana Corvel", "p1"),
     Triple.make("Ana Corvel", "place of birth", "Drusk", "p2"),
     Triple.make("Drusk", "located on", "Lake Ammer", "p3"),
 ]
+
+
+def test_prompt_asks_for_the_next_triple_only():
+    messages = build_prompt("q", [], CANDIDATES)
+    demos = [m["content"] for m in messages if m["role"] == "assistant"]
+    assert "next triple" in messages[0]["content"]
+    # the demonstrations answer with one triple, a triple and the answer, or the answer alone
+    assert [len(parse_triples(d)[0]) for d in demos] == [1, 1, 0]
+    assert ["answer is" in d for d in demos] == [False, True, True]
 
 
 def test_prompt_lists_numbered_candidates_question_and_chain():
@@ -28,7 +38,8 @@ def test_prompt_lists_numbered_candidates_question_and_chain():
 def test_first_new_triple_is_matched_by_normalised_text():
     output = "<ostrel brewing;  Founded by; ana corvel>\n< Ana Corvel ; place of birth ; Drusk >\nSo the answer is: Drusk."
     made = read_output(output, chain=[CANDIDATES[0]], candidates=CANDIDATES[1:])  # the loop never offers the chain
-    assert made.triple == CANDIDATES[1] and made.answered  # the chain's own triple is passed over
+    assert made.triple == CANDIDATES[1] and made.answer == "Drusk"  # the chain's own triple is passed over
+    assert made.complete  # its tail is the answer
 
 
 def test_a_restated_chain_triple_is_not_taken_for_a_near_miss():
@@ -39,12 +50,27 @@ def test_a_restated_chain_triple_is_not_taken_for_a_near_miss():
     assert made.triple == CANDIDATES[2]
 
 
-def test_token_f1_fallback_and_unmatched_output():
-    assert match_candidate(("Ana Corvel", "born in", "Drusk"), CANDIDATES) == CANDIDATES[1]
+def test_a_near_copy_matches_only_about_the_same_head_entity():
+    # token F1 2·6/(8+6) = 0.86 with "<Ana Corvel; place of birth; Drusk>", same head: a near copy
+    assert match_candidate(("Ana Corvel", "place of birth", "the town of Drusk"), CANDIDATES) == CANDIDATES[1]
+    assert match_candidate(("Ana Corvel", "born in", "Drusk"), CANDIDATES) is None  # F1 6/11 < 0.8
+    # an invented fact about another entity (F1 2·5/(6+6) = 0.83) is never mapped onto the candidate
+    assert match_candidate(("Lise Corvel", "place of birth", "Drusk"), CANDIDATES) is None
     assert match_candidate(("Mount Fell", "height", "2,000 m"), CANDIDATES) is None
-    made = read_output("<Mount Fell; height; 2,000 m>\nnothing else", chain=[], candidates=CANDIDATES)
-    assert made.triple is None and not made.answered
-    assert read_output("So THE ANSWER IS: Drusk", [], CANDIDATES).answered
+
+
+@pytest.mark.parametrize("output, triple, answer, complete", [
+    ("<Ana Corvel; place of birth; Drusk>\nSo the answer is: Drusk.", 1, "Drusk", True),  # the tail answers
+    ("<Ana Corvel; place of birth; Drusk>\nSo the answer is: Lake Ammer.", 1, "Lake Ammer", False),
+    ("<Ana Corvel; place of birth; Drusk>", 1, None, False),
+    ("So THE ANSWER IS: Drusk", None, "Drusk", True),  # the chain so far answers
+    ("<Mount Fell; height; 2,000 m>\nSo the answer is: Drusk.", None, "Drusk", False),  # an unmatched proposal
+    ("<Mount Fell; height; 2,000 m>\nnothing else", None, None, False),
+])
+def test_output_reading_and_completion(output, triple, answer, complete):
+    made = read_output(output, chain=[CANDIDATES[0]], candidates=CANDIDATES[1:])
+    assert made.triple == (CANDIDATES[triple] if triple is not None else None)
+    assert made.answer == answer and made.complete == complete
 
 
 def test_constructor_calls_the_lm_once_per_batch(tiny_lm):
@@ -89,14 +115,13 @@ def test_reading_method_answers_from_the_top_k_passages(tiny_lm):
     assert "Title 4" not in user and user.endswith("Question: Where?")
 
 
-def test_token_f1_threshold_is_one_half():
-    lake = CANDIDATES[2]  # "Drusk located on Lake Ammer": 5 tokens
-    # "drusk located beside mount fell": 5 tokens, 2 shared (drusk, located): F1 = 2·2/(5+5) = 0.4
-    below = ("Drusk", "located beside", "Mount Fell")
-    # "drusk is located on mount fell range": 7 tokens, 3 shared (drusk, located, on): F1 = 2·3/(7+5) = 0.5
-    at = ("Drusk", "is located on", "Mount Fell range")
-    assert token_f1(" ".join(below), lake.plain_text) == 0.4 and token_f1(" ".join(at), lake.plain_text) == 0.5
-    # the other candidates share at most "drusk" with either: F1 of 2/11 or 2/13 at most
+def test_token_f1_threshold_is_four_fifths():
+    lake = CANDIDATES[2]  # "Drusk located on Lake Ammer": 5 tokens, the only candidate of head Drusk
+    # "drusk located on lake fell shore": 6 tokens, 4 shared: F1 = 2·4/(6+5) = 0.73
+    below = ("Drusk", "located on", "Lake Fell shore")
+    # "drusk located on lake fell": 5 tokens, 4 shared: F1 = 2·4/(5+5) = 0.8
+    at = ("Drusk", "located on", "Lake Fell")
+    assert token_f1(" ".join(below), lake.plain_text) == 8 / 11 and token_f1(" ".join(at), lake.plain_text) == 0.8
     assert match_candidate(below, CANDIDATES) is None
     assert match_candidate(at, CANDIDATES) == lake
     assert read_output(f"<{'; '.join(below)}>", [], CANDIDATES).triple is None

@@ -11,7 +11,7 @@ from core.types import Question, Triple
 from datamodules.aligner_datamodule import ChainExamples, ExampleKey
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.constructor import Construction, Constructor
-from inference.kirag import KiRAG, _Run
+from inference.kirag import FALLBACK, KiRAG, _Run
 from inference.retrievers import BM25Retriever
 from inference.triple_index import TripleIndex
 from kg.graph import KnowledgeGraph
@@ -63,7 +63,7 @@ class RecordingRetriever:
 
 
 class ScriptedConstructor:
-    """Picks the LAST candidate (unlike the Aligner) and says "the answer is" at step `answer_at` (0-based)."""
+    """Picks the LAST candidate (unlike the Aligner) and gives its tail as the answer at step `answer_at` (0-based)."""
 
     def __init__(self, answer_at=None):
         self.answer_at, self.seen = answer_at, []
@@ -71,7 +71,8 @@ class ScriptedConstructor:
     def __call__(self, items):
         self.seen.append(items)
         step = len(self.seen) - 1
-        return [Construction(cands[-1], step == self.answer_at, "") for _, _, cands in items]
+        return [Construction(cands[-1], cands[-1].tail if step == self.answer_at else None, "")
+                for _, _, cands in items]
 
 
 def test_k_distinct_passages_deterministically(demo, retriever, kg, make_tiny_encoder):
@@ -108,6 +109,9 @@ def test_stop_rule(demo, retriever, kg, tiny_encoder):
         assert [s["chosen_by"] for s in p.trace] == ["constructor", "constructor"]
     never = KiRAG(retriever, kg, triples, ScriptedConstructor(), max_steps=4).predict(questions)
     assert all(p.retrieval_calls == p.llm_calls == 4 and len(p.chain) == 4 for p in never)
+    first = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=0), max_steps=4).predict(questions)
+    assert all(p.retrieval_calls == 4 and len(p.chain) == 4 for p in first)  # never complete at the first step
+    assert all(p.fallbacks == 0 for p in first + never)
 
 
 def test_constructor_choice_is_appended_and_aligner_only_takes_the_best(demo, retriever, kg, tiny_encoder):
@@ -258,14 +262,23 @@ def test_stub_aligner_chain_never_repeats_a_triple():
 
 @pytest.mark.parametrize("restated", [A.text, "<Ostrel Brewing; was founded by; Ana Corvel>"])
 def test_stub_constructor_restating_a_chain_triple_does_not_repeat_it(restated):
-    # Step 0: the LM writes A. Step 1: it restates A, then writes C; C is the new triple, not A again, nor B.
-    # Verbatim, A is the chain's own triple (token F1 0.5 with B, a near miss were it not passed over);
-    # reworded, it has token F1 2·6/(7+6) = 12/13 with A and 2·3/(7+6) = 6/13 < 0.5 with B (C, D: 0).
-    lm = ScriptedChatLM([A.text, f"{restated}\n{C.text}\nSo the answer is: Drusk."])
+    # Step 0: the LM writes A. Step 1: it restates A, then writes C, whose tail it gives as the answer:
+    # C is the new triple: A verbatim is passed over, and reworded it is no near copy of B, the candidate of its
+    # head (token F1 6/13 < 0.8). The chain is then complete.
+    lm = ScriptedChatLM([A.text, f"{restated}\n{C.text}\nSo the answer is: Lake Ammer."])
     prediction = stub_kirag(Constructor(lm), max_steps=3).predict([Question("q", "Where was the founder born?")])[0]
     assert prediction.chain == [A.text, C.text]
     assert [step["chosen_by"] for step in prediction.trace] == ["constructor", "constructor"]
     assert lm.calls == 2 and prediction.llm_calls == 2
+
+
+def test_stub_constructor_falls_back_to_the_aligner_and_counts_it():
+    # The LM invents a fact about another entity: a near copy of A in words (F1 0.83), but not A's head.
+    lm = ScriptedChatLM(["<Ostrel Brewery; founded by; Ana Corvel>\nSo the answer is: Ana Corvel."])
+    prediction = stub_kirag(Constructor(lm), max_steps=2).predict([Question("q", "Who founded Ostrel Brewing?")])[0]
+    assert prediction.chain == [A.text, C.text] and prediction.fallbacks == 2  # the Aligner's best, twice
+    assert [step["chosen_by"] for step in prediction.trace] == [FALLBACK] * 2
+    assert stub_kirag(max_steps=2).predict([Question("q", "?")])[0].fallbacks is None  # no Constructor
 
 
 class EchoingChatLM:
