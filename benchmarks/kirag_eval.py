@@ -5,6 +5,9 @@
 Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
 packaged Qwen2.5-0.5B reader from their top 3 passages:
 - `rag`: one retrieval with the question;
+- budget-matched baselines: `rag` with k = the distinct passages the trained Aligner-only loop
+  retrieved per question (compare its recall@retrieved, the recall of everything retrieved), and
+  `rag+rerank`: one query for K0·L passages, ranked by the trained Aligner's best triple of each;
 - `kirag aligner-only`, with the untrained base encoder (MiniLM) and with the trained Aligner;
 - `kirag constructor`: the trained Aligner and the packaged LM (the default backend: llama.cpp on a
   CPU) as Constructor, on every question (or the first `--constructor_questions`; the other methods
@@ -17,9 +20,11 @@ a seeded random half, drawn before incomplete chains were dropped) over the gpt-
     python prepare.py kg --config configs/kg/musique_gpt35.yaml
     python prepare.py chains --config configs/chains/musique_gpt35.yaml
     python train.py fit --config configs/aligner/shared_cpu.yaml      # the last weights are used
-HotpotQA: the 100 hipporag_train_100 questions over their 994-passage corpus, with this project's own
-triples (python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml). The Aligner never saw
-HotpotQA.
+HotpotQA: the first `--hotpotqa_questions` (50) hipporag_train_100 questions over their own context
+passages (10 each, distractor setting), with this project's own triples, extracted with the default
+LM backend into the store of the whole train-100 corpus:
+    python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml --data.corpus null --data.limit 50
+The Aligner never saw HotpotQA.
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
 timing part measures, on warm caches and without the reader, seconds per question of the
@@ -53,12 +58,11 @@ TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
 ALIGNER_CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
-HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
-                      str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
+HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
 KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_100"}
 COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
     "recall@5 95% CI", "em", "em 95% CI", "f1", "f1 95% CI", "recall@5 vs first (p)", "em vs first (p)",
-    "f1 vs first (p)", "passages_retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
+    "f1 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
 
 
 def held_out_musique() -> DataConfig:
@@ -73,14 +77,23 @@ def held_out_musique() -> DataConfig:
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 
-def configs(part: str, data: DataConfig, constructor_questions: int | None) -> dict[str, EvalConfig]:
+def configs(part: str, data: DataConfig, constructor_questions: int | None, budget: int | None = None
+            ) -> dict[str, EvalConfig]:
+    """The methods in table order; with `budget` (the passages the Aligner-only loop retrieved per
+    question), the baselines that get the same budget."""
     kg = str(KGS[part])
     base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
                       kirag=KiRAGConfig(kg=kg, extract_missing=False))
     subset = replace(data, limit=constructor_questions)
     trained = AlignerConfig(name=str(TRAINED))
-    runs = {
-        "rag": replace(base, method="rag", name="rag (dense)"),
+    runs = {"rag": replace(base, method="rag", name="rag (dense)")}
+    if budget is not None:
+        runs |= {
+            "rag budget": replace(base, method="rag", top_k=budget, name=f"rag (dense), k = {budget}: kirag's budget"),
+            "rag rerank": replace(base, method="rag+rerank", aligner=trained,
+                                  name=f"rag+rerank, trained Aligner, {base.kirag.k0 * base.kirag.max_steps} passages"),
+        }
+    runs |= {
         "kirag base": replace(base, method="kirag", name="kirag aligner-only, base MiniLM"),
         "kirag trained": replace(base, method="kirag", aligner=trained, name="kirag aligner-only, trained"),
         "kirag constructor": replace(base, method="kirag", aligner=trained, data=subset,
@@ -141,14 +154,16 @@ def timing(config: EvalConfig, trained: EvalConfig, repeats: int = 2) -> dict:
             "kirag / its query encodings": seconds["kirag"] / seconds["encode"]}
 
 
-def run_part(part: str, constructor_questions: int | None) -> tuple[str, dict]:
+def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: int) -> tuple[str, dict]:
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
     if not KGS[part].is_dir():
         sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
-    data = held_out_musique() if part == "musique" else HOTPOTQA
+    data = held_out_musique() if part == "musique" else replace(HOTPOTQA, limit=hotpotqa_questions)
     runs = configs(part, data, constructor_questions)
-    for key, config in runs.items():
+    budget = round(evaluate(runs["kirag trained"])["passages_retrieved"])
+    runs = configs(part, data, constructor_questions, budget)
+    for key, config in runs.items():  # finished runs are read back
         started = time.perf_counter()
         evaluate(config)
         print(f"{part} {key}: {time.perf_counter() - started:.0f} s", flush=True)
@@ -175,20 +190,22 @@ def run_part(part: str, constructor_questions: int | None) -> tuple[str, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
+    parser.add_argument("--hotpotqa_questions", type=int, default=50)
     parser.add_argument("--constructor_questions", type=int, default=None,
                         help="run the Constructor on the first N questions only (default: all)")
     args = parse_args(parser)
     sections, flat = [], {"setup": f"machine: {machine()}"}
     for part in args.parts:
-        text, figures = run_part(part, args.constructor_questions)
+        text, figures = run_part(part, args.constructor_questions, args.hotpotqa_questions)
         sections.append(text)
         flat.update(figures)
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
                 "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), gpt-3.5 "
-                "triples. HotpotQA: the 100 hipporag_train_100 questions over their 994-passage corpus, this "
-                "project's triples (packaged LM, llama.cpp). 95% intervals: percentile bootstrap over questions.\n\n"
+                f"triples. HotpotQA: the first {args.hotpotqa_questions} hipporag_train_100 questions over their own "
+                "context passages, this project's triples (packaged LM, llama.cpp). 95% intervals: percentile "
+                "bootstrap over questions.\n\n"
                 + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)
 

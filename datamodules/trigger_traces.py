@@ -4,10 +4,15 @@ per-token signals of each extracted entity, with their labels, as batches for `T
 `traces.jsonl`, one record per question:
 
     {"question_id": "...",
-     "sentences": [{"text": "...", "entropy": [...], "attention": [...], "content": [1, 0, ...], "label": 1}, ...],
-     "entities": [{"text": "...", "entropy": [...], "attention": [...], "label": 0}, ...]}
+     "sentences": [{"text": "...", "entropy": [...], "attention": [...], "attention_in_sentence": [...],
+                    "content": [1, 0, ...], "label": 1}, ...],
+     "entities": [{"text": "...", "entropy": [...], "attention": [...], "attention_in_sentence": [...],
+                   "label": 0}, ...]}
 
 Sentence values are per word (see `models.uncertainty.word_signals`), entity values per token.
+`attention` is the raw attention, `attention_in_sentence` the one renormalised over the generated
+tokens (absent from traces written before it existed); a batch holds the second only when all its
+sentences (or entities) have it, and the `TriggerCalibrator` reads the kind it calibrates.
 A sentence's label is 1 when it needs retrieval; an entity's is 1 when it is useful.
 `training_data.traces` writes these files (`prepare.py traces`) and documents the labelling.
 """
@@ -40,6 +45,15 @@ def _label(record: dict, path, where: str) -> float:
     return float(label)
 
 
+def _signals(record: dict, names: tuple[str, ...], path, where: str, unit: str) -> dict[str, list[float]]:
+    """The lists `names` (and `attention_in_sentence` where present), all of one length."""
+    present = names + (("attention_in_sentence",) if "attention_in_sentence" in record else ())
+    values = {name: _numbers(record, name, path, where) for name in present}
+    if len({len(v) for v in values.values()}) > 1:
+        raise DataError(path, where, f"{', '.join(present)} should have one value per {unit}")
+    return values
+
+
 def read_traces(path: str | Path) -> list[dict[str, Any]]:
     """Read and check `traces.jsonl`; bad input raises a `DataError` naming the line and field."""
     questions = []
@@ -47,16 +61,11 @@ def read_traces(path: str | Path) -> list[dict[str, Any]]:
         sentences, entities = [], []
         for i, s in enumerate(field(record, "sentences", list, path, where)):
             at = f"{where}, sentences[{i}]"
-            h, a, c = (_numbers(s, name, path, at) for name in ("entropy", "attention", "content"))
-            if not len(h) == len(a) == len(c):
-                raise DataError(path, at, "entropy, attention and content should have one value per word")
-            sentences.append({"entropy": h, "attention": a, "content": c, "label": _label(s, path, at)})
+            values = _signals(s, ("entropy", "attention", "content"), path, at, "word")
+            sentences.append({**values, "label": _label(s, path, at)})
         for i, e in enumerate(field(record, "entities", list, path, where)):
             at = f"{where}, entities[{i}]"
-            h, a = (_numbers(e, name, path, at) for name in ("entropy", "attention"))
-            if len(h) != len(a):
-                raise DataError(path, at, "entropy and attention should have one value per token")
-            entities.append({"entropy": h, "attention": a, "label": _label(e, path, at)})
+            entities.append({**_signals(e, ("entropy", "attention"), path, at, "token"), "label": _label(e, path, at)})
         questions.append({"question_id": field(record, "question_id", str, path, where),
                           "sentences": sentences, "entities": entities})
     return questions
@@ -79,6 +88,8 @@ def collate(questions: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
     batch = {}
     for prefix, items, names in (("sentence", sentences, ("entropy", "attention", "content")),
                                  ("entity", entities, ("entropy", "attention"))):
+        if all("attention_in_sentence" in item for item in items):
+            names += ("attention_in_sentence",)
         for name in names:
             batch[f"{prefix}_{name}"], batch[f"{prefix}_mask"] = _pad([item[name] for item in items])
         batch[f"{prefix}_label"] = torch.tensor([item["label"] for item in items], dtype=torch.float32)

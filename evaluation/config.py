@@ -15,9 +15,10 @@ from inference.mind import EntityFilter
 from inference.retrievers import RetrieverKind
 from models.aligner import AlignerModule
 from models.encoder import Encoder, EncoderConfig
+from models.lm import Attention
 from models.lm_config import LMConfig
 
-MethodName = Literal["rag", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
+MethodName = Literal["rag", "rag+rerank", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
 METHODS = get_args(MethodName)
 
 
@@ -108,7 +109,11 @@ class MindConfig:
     params: str | None = None
     """α, β, γ, δ, threshold saved by the TriggerCalibrator; null: α=β=1, γ=1.0, δ=0.2"""
     fixed_threshold: float = 1.0
-    """the `dragin` method's θ"""
+    """the `dragin` method's θ, in the units of `attention` (DRAGIN's 0.6-1.5 were set for `sentence`-like)"""
+    attention: Attention = "raw"
+    """maxAttn of the trigger and the entity confidence: `raw` weights over prompt + text (about
+    1/length each) or `sentence`, renormalised over the generated tokens (in [0, 1]); `params` must
+    have been calibrated on the same"""
     entity_filter: EntityFilter = "cot+confidence"
     """which entities of a triggered sentence make the sub-query"""
     top_entities: int = 2
@@ -141,7 +146,7 @@ class EvalConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     """the dense retriever's FAISS index"""
     kirag: KiRAGConfig = field(default_factory=KiRAGConfig)
-    """KiRAG's loop (methods kirag and kirag+mind)"""
+    """KiRAG's loop (methods kirag and kirag+mind; rag+rerank takes its kg, k0 and max_steps)"""
     aligner: AlignerConfig = field(default_factory=AlignerConfig)
     """KiRAG's Aligner"""
     lm: LMConfig = field(default_factory=LMConfig)

@@ -49,7 +49,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     if config.method == "rag":
         return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
     search: FactSearch
-    if config.method in ("kirag", "kirag+mind"):
+    if config.method in ("kirag", "kirag+mind", "rag+rerank"):
         k = config.kirag
         existed = Path(k.kg).is_dir()
         store = KGStore(k.kg, create=k.extract_missing)
@@ -61,6 +61,10 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                             "" if existed else " (the folder did not exist: a new, empty store was made there)")
         kg = KnowledgeGraph(store, extractor, passages)
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
+        if config.method == "rag+rerank":  # KiRAG's budget in one query, reranked by the Aligner, no chain
+            rerank = KiRAG(retriever, kg, triples, k=config.top_k, k0=k.k0 * k.max_steps, num_candidates=None,
+                           max_steps=1)
+            return with_reader(config, rerank, lm, passages)
         constructor = Constructor(lm) if k.constructor else None
         kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
                       num_candidates=k.num_candidates, max_steps=k.max_steps)
@@ -72,6 +76,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     m = config.mind
     return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method],
                    params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
+                   attention=m.attention,
                    entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
                    memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)
 

@@ -72,6 +72,11 @@ class AnswerMetrics(Metric):
 TESTED = ("recall@5", "em", "f1")  # the figures given a confidence interval and paired tests
 
 
+def pool(prediction: Prediction) -> list[str]:
+    """Every passage a method retrieved for a question (iterative methods see more than they return)."""
+    return prediction.retrieved if prediction.retrieved is not None else [pid for pid, _ in prediction.passages]
+
+
 def question_scores(benchmark: Benchmark, predictions: list[Prediction]) -> dict[str, dict[str, float]]:
     """Per question id: recall@k (questions with gold passages) and EM/F1 (answered questions with
     gold answers): what the means of `compute_metrics` average, for intervals and paired tests."""
@@ -81,6 +86,7 @@ def question_scores(benchmark: Benchmark, predictions: list[Prediction]) -> dict
         if q.gold_passage_ids:
             ranked = [pid for pid, _ in p.passages]
             row |= {f"recall@{k}": recall_at_k(ranked, q.gold_passage_ids, k) for k in RECALL_KS}
+            row["recall@retrieved"] = recall_at_k(pool(p), q.gold_passage_ids, len(pool(p)))
         if p.answer is not None and q.answers:
             row |= answer_scores(p.answer, q.answers)
         scores[q.id] = row
@@ -98,8 +104,9 @@ def confidence_intervals(scores: dict[str, dict[str, float]]) -> dict[str, float
 
 
 def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict[str, float]:
-    """Recall@k, EM/F1 (for methods that answer) with 95% intervals, and the mean calls, passages
-    retrieved and seconds per question."""
+    """Recall@k, EM/F1 (for methods that answer) with 95% intervals, the recall of every passage
+    retrieved (`recall@retrieved`, against the budget of `passages_retrieved`), and the mean calls
+    and seconds per question."""
     ranked = [[pid for pid, _ in p.passages] for p in predictions]
     gold = [q.gold_passage_ids for q in benchmark.questions]
     metrics: dict[str, float] = {"questions": len(predictions), "questions_with_gold": sum(1 for g in gold if g)}
@@ -112,10 +119,12 @@ def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict
         scores = AnswerMetrics()
         scores.update([a for a, _ in answered], [g for _, g in answered])
         metrics.update({k: float(v) for k, v in scores.compute().items()})
-    metrics |= confidence_intervals(question_scores(benchmark, predictions))
+    scores = question_scores(benchmark, predictions)
+    with_gold = [row["recall@retrieved"] for row in scores.values() if "recall@retrieved" in row]
+    metrics["recall@retrieved"] = sum(with_gold) / len(with_gold) if with_gold else 0.0
+    metrics |= confidence_intervals(scores)
     n = max(len(predictions), 1)
-    metrics["passages_retrieved"] = sum(len(p.passages) if p.passages_retrieved is None else p.passages_retrieved
-                                        for p in predictions) / n
+    metrics["passages_retrieved"] = sum(len(pool(p)) for p in predictions) / n
     constructed = [p.fallbacks for p in predictions if p.fallbacks is not None]
     if constructed:
         metrics["constructor_fallbacks"] = sum(constructed) / len(constructed)

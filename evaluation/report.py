@@ -48,7 +48,7 @@ def report_columns(rows: list[dict]) -> list[str]:
         if any(name in r for r in rows):
             columns += [name, f"{name} 95% CI"]
     columns += [f"{name} vs first (p)" for name in TESTED if any(f"{name} vs first (p)" in r for r in rows)]
-    return columns + ["passages_retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
+    return columns + ["passages_retrieved", "recall@retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
 
 
 def with_intervals(row: dict) -> dict:

@@ -63,7 +63,8 @@ FALLBACK = "aligner (the Constructor named no candidate)"
 
 class KiRAG(Method):
     """KiRAG over `retriever`, a knowledge graph `kg` and an Aligner `TripleIndex` (whose encoder
-    also embeds the queries); `constructor=None` runs the Aligner-only mode."""
+    also embeds the queries); `constructor=None` runs the Aligner-only mode, `num_candidates=None`
+    keeps every candidate (with one step: a rerank of K0 passages by their best triple)."""
 
     def __init__(
         self,
@@ -73,10 +74,10 @@ class KiRAG(Method):
         constructor: Constructor | None = None,
         k: int = 10,
         k0: int = 10,
-        num_candidates: int = 20,
+        num_candidates: int | None = 20,
         max_steps: int = 5,
     ) -> None:
-        if min(k, k0, num_candidates, max_steps) < 1:
+        if min(k, k0, max_steps, 1 if num_candidates is None else num_candidates) < 1:
             raise ValueError("k, k0, num_candidates and max_steps must all be positive")
         self.retriever, self.kg, self.triples, self.constructor = retriever, kg, triples, constructor
         self.k, self.k0, self.num_candidates, self.max_steps = k, k0, num_candidates, max_steps
@@ -94,7 +95,7 @@ class KiRAG(Method):
         return [
             Prediction(r.question.id, r.ranking(self.k), retrieval_calls=r.retrieval_calls, llm_calls=r.llm_calls,
                        seconds=seconds, chain=[t.text for t in r.chain], trace=r.trace,
-                       passages_retrieved=len(r.retrieved),
+                       retrieved=list(r.retrieved),
                        fallbacks=r.fallbacks if self.constructor is not None else None)
             for r in runs
         ]

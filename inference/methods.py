@@ -20,7 +20,7 @@ class Prediction:
     seconds: float = 0.0
     chain: list[str] | None = None  # KiRAG: the reasoning chain built, as triple texts
     trace: list[dict] | None = None  # iterative methods: what each step queried, saw and chose
-    passages_retrieved: int | None = None  # distinct passages seen over all retrievals; None: those returned
+    retrieved: list[str] | None = None  # every distinct passage retrieved, in order; None: those returned
     fallbacks: int | None = None  # KiRAG with a Constructor: steps where its output named no candidate
 
     def to_dict(self) -> dict:

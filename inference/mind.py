@@ -5,6 +5,8 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    where they are used (`fixed` and `dynamic` triggers, or `record_signals`): they cost a scorer pass.
 2. Trigger: `never` (closed book), `always` (fixed interval: every sentence with a word), `fixed` (DRAGIN:
    max S > θ), or `dynamic` (MIND: max S > α·mean(H) + β·mean(maxAttn)); see `models.uncertainty`.
+   `attention` chooses the maxAttn of the trigger and the entity confidence: `raw` or `sentence`
+   (renormalised over the generated tokens); calibrated parameters must be of the same kind.
 3. On a trigger: extract entities by prompt from the question and the text so far (greedy, so
    deterministic), filter them (`none`, `cot`, `confidence`, `cot+confidence`; confidence is MIND's
    γ/(1+H) + δ·maxAttn over the entity's tokens in the extraction output, top-k or threshold), drop
@@ -17,7 +19,8 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
 
 The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps passages as facts;
 `KiRAGSearch` runs KiRAG's loop for the sub-query and keeps its chain's triples as facts
-(`kirag+mind`: MIND decides when to retrieve, KiRAG decides what).
+(`kirag+mind`: MIND decides when to retrieve, KiRAG decides what). A search reports what it cost
+(`Found`): a KiRAG loop runs up to L searches and its Constructor's LLM calls, all counted.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ from inference.memory import Fact, Memory
 from inference.methods import Method, Prediction
 from inference.retrievers import Hit, Retriever
 from models.chat import Message, chat_messages
-from models.lm import LanguageModel
-from models.uncertainty import MindParams, decide, token_confidence, word_signals
+from models.lm import Attention, LanguageModel
+from models.uncertainty import ATTENTION_KINDS, MindParams, decide, token_confidence, word_signals
 
 Trigger = Literal["never", "always", "fixed", "dynamic"]
 EntityFilter = Literal["none", "cot", "confidence", "cot+confidence"]
@@ -62,10 +65,22 @@ def final_answer(text: str) -> str:
     return parts[-1].strip(" .:\n") if len(parts) > 1 else text.strip()
 
 
-class FactSearch(Protocol):
-    """MIND's retrieval: the passages found for a sub-query, and the facts to keep in memory."""
+@dataclass
+class Found:
+    """One MIND retrieval: the passages found for a sub-query (best first), the facts to keep in memory,
+    and what finding them cost (every passage seen, searches, LLM calls), for honest accounting."""
 
-    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]: ...
+    hits: list[Hit]
+    facts: Facts
+    retrieved: list[str]
+    retrieval_calls: int = 1
+    llm_calls: int = 0
+
+
+class FactSearch(Protocol):
+    """MIND's retrieval: what a sub-query finds (`Found`)."""
+
+    def search_with_facts(self, query: str, k: int) -> Found: ...
 
 
 @dataclass
@@ -73,7 +88,8 @@ class Entity:
     text: str
     confidence: float
     entropy: list[float] = field(default_factory=list)  # its tokens' signals in the extraction output
-    attention: list[float] = field(default_factory=list)
+    attention: list[float] = field(default_factory=list)  # raw
+    attention_in_sentence: list[float] = field(default_factory=list)
 
 
 def cot_prompt(question: str, memory: str) -> list[Message]:
@@ -118,9 +134,15 @@ class MindRun:
     answer: str = ""
     sentences: set[str] = field(default_factory=set)  # lowercased, to stop a looping generation
     passages: dict[str, float] = field(default_factory=dict)  # passages retrieved, in order
+    retrieved: dict[str, None] = field(default_factory=dict)  # every passage a search saw, in order
     trace: list[dict] = field(default_factory=list)
     retrieval_calls: int = 0
     llm_calls: int = 0
+
+    def add_sentence(self, sentence: str) -> None:
+        """Append a generated sentence (stripped, without its period) to the answer so far."""
+        self.sentences.add(sentence.lower())
+        self.answer = f"{self.answer} {sentence}." if self.answer else f"{sentence}."
 
 
 class MindRAG(Method):
@@ -144,12 +166,18 @@ class MindRAG(Method):
         max_new_tokens: int = 48,
         k: int = 10,
         record_signals: bool = False,
+        attention: Attention = "raw",
     ) -> None:
         if trigger not in TRIGGERS:
             raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
         if entity_filter not in FILTERS:
             raise ValueError(f"entity_filter must be one of {', '.join(FILTERS)}, got {entity_filter!r}")
-        self.lm, self.search = lm, search
+        if attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {attention!r}")
+        if params is not None and params.attention not in (None, attention):
+            raise ValueError(f"the trigger parameters were calibrated on {params.attention} attention, and MIND "
+                             f"reads {attention} attention: set the same attention (mind.attention)")
+        self.lm, self.search, self.attention = lm, search, attention
         self.trigger, self.params, self.fixed_threshold = trigger, params or MindParams(), fixed_threshold
         self.entity_filter, self.top_entities, self.retrieve_k = entity_filter, top_entities, retrieve_k
         self.memory_capacity, self.max_sentences, self.max_new_tokens, self.k = (
@@ -164,13 +192,13 @@ class MindRAG(Method):
             predictions.append(Prediction(
                 question.id, list(state.passages.items())[: self.k], answer=final_answer(state.answer),
                 retrieval_calls=state.retrieval_calls, llm_calls=state.llm_calls,
-                seconds=time.perf_counter() - start, trace=state.trace, passages_retrieved=len(state.passages)))
+                seconds=time.perf_counter() - start, trace=state.trace, retrieved=list(state.retrieved)))
         return predictions
 
     # -- the loop --------------------------------------------------------------------------
 
-    def _sentence(self, state: MindRun, lead: str = "", max_new_tokens: int | None = None, signals: bool = True):
-        """The next sentence after the answer so far (and `lead`, the sentence's forced opening)."""
+    def next_sentence(self, state: MindRun, lead: str = "", max_new_tokens: int | None = None, signals: bool = True):
+        """The next sentence after the memory and the answer so far (and `lead`, the sentence's forced opening)."""
         state.llm_calls += 1
         prompt = self.lm.format_chat(cot_prompt(state.question.question, state.memory.render()))
         prompt += (f"{state.answer} " if state.answer else "") + lead
@@ -181,10 +209,10 @@ class MindRAG(Method):
         state = MindRun(question, Memory(self.memory_capacity))
         scored = self.trigger in ("fixed", "dynamic") or self.record_signals
         for _ in range(self.max_sentences):
-            generation = self._sentence(state, signals=scored)
+            generation = self.next_sentence(state, signals=scored)
             if scored:
                 signals = generation.signals
-                words = word_signals(signals.pieces, signals.entropy, signals.max_attention)
+                words = word_signals(signals.pieces, signals.entropy, signals.attention(self.attention))
             if self.trigger in ("never", "always"):
                 # a word: text other than whitespace, as `word_signals` groups the tokens
                 retrieve, detail = self.trigger == "always" and bool(generation.text.strip()), {}
@@ -193,24 +221,24 @@ class MindRAG(Method):
                 d = decide(words, self.params, fixed)
                 retrieve, detail = d.retrieve, {"max_score": d.max_score, "threshold": d.threshold, "word": d.word}
             step = {"sentence": generation.text, "retrieve": retrieve, **detail}
-            if self.record_signals:
-                step["signals"] = {"entropy": words.entropy.tolist(), "attention": words.max_attention.tolist(),
-                                   "content": words.content.tolist()}
+            if self.record_signals:  # both kinds of attention, for a calibration of either
+                step["signals"] = {"entropy": words.entropy.tolist(), "content": words.content.tolist(), **{
+                    name: word_signals(signals.pieces, signals.entropy, signals.attention(kind)).max_attention.tolist()
+                    for name, kind in (("attention", "raw"), ("attention_in_sentence", "sentence"))}}
             if retrieve:
                 step.update(self._retrieve(state, generation.text))
-                generation = self._sentence(state, signals=False)
+                generation = self.next_sentence(state, signals=False)
                 step["regenerated"] = generation.text
             state.trace.append(step)
             sentence = generation.text.strip()
             if not sentence or sentence.lower() in state.sentences:  # ended, or looping
                 break
-            state.sentences.add(sentence.lower())
-            state.answer = f"{state.answer} {sentence}." if state.answer else f"{sentence}."
+            state.add_sentence(sentence)
             if ANSWER_MARK in sentence.lower():
                 break
         if ANSWER_MARK not in state.answer.lower():
             lead = "So the answer is"
-            ending = self._sentence(state, lead, max_new_tokens=16, signals=False).text.strip()
+            ending = self.next_sentence(state, lead, max_new_tokens=16, signals=False).text.strip()
             state.trace.append({"sentence": f"{lead} {ending}", "retrieve": False, "forced_answer": True})
             state.answer = (f"{state.answer} " if state.answer else "") + f"{lead} {ending}."
         return state
@@ -221,14 +249,16 @@ class MindRAG(Method):
         fresh = state.memory.new_entities([e.text for e in entities])
         confidence = max((e.confidence for e in entities if e.text in fresh), default=1.0)
         query = " ".join([state.question.question, *fresh]) if fresh else f"{state.question.question} {sentence}"
-        state.retrieval_calls += 1
-        hits, facts = self.search.search_with_facts(query, self.retrieve_k)
-        for pid, score in hits:
+        found = self.search.search_with_facts(query, self.retrieve_k)
+        state.retrieval_calls += found.retrieval_calls
+        state.llm_calls += found.llm_calls
+        for pid, score in found.hits:
             state.passages.setdefault(pid, score)
-        for rank, (text, source) in enumerate(facts):
+        state.retrieved.update(dict.fromkeys(found.retrieved))
+        for rank, (text, source) in enumerate(found.facts):
             state.memory.add(Fact(text, confidence / (1 + rank), source))
         return {"entities": [[e.text, round(e.confidence, 6)] for e in entities], "query": query,
-                "retrieved": [pid for pid, _ in hits]}
+                "retrieved": [pid for pid, _ in found.hits], "searches": found.retrieval_calls}
 
     def entities(self, question: str, reasoning: str) -> list[Entity]:
         """Entities extracted by prompt (greedy), each with its confidence from its own tokens' signals."""
@@ -238,8 +268,10 @@ class MindRAG(Method):
         signals, entities = generation.signals, []
         for text, start, end in parse_entities(generation.text):
             first, last = token_range(signals.pieces, start, end)
-            h, a = signals.entropy[first:last], signals.max_attention[first:last]
-            entities.append(Entity(text, token_confidence(h, a, self.params), h.tolist(), a.tolist()))
+            h, a = signals.entropy[first:last], signals.attention(self.attention)[first:last]
+            entities.append(Entity(text, token_confidence(h, a, self.params), h.tolist(),
+                                   signals.max_attention[first:last].tolist(),
+                                   signals.max_attention_in_sentence[first:last].tolist()))
         return entities
 
     def _filter(self, state: MindRun, entities: list[Entity]) -> list[Entity]:
@@ -268,17 +300,21 @@ class PassageSearch:
     def __init__(self, retriever: Retriever, passages: dict[str, Passage]) -> None:
         self.retriever, self.passages = retriever, passages
 
-    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]:
+    def search_with_facts(self, query: str, k: int) -> Found:
         hits = self.retriever.search([query], k)[0]
-        return hits, [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits]
+        return Found(hits, [(f"{self.passages[pid].title}: {self.passages[pid].text}", pid) for pid, _ in hits],
+                     [pid for pid, _ in hits])
 
 
 class KiRAGSearch:
-    """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples."""
+    """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples.
+    Its cost is the whole loop's: every step's search and Constructor call, every passage a step saw."""
 
     def __init__(self, kirag: KiRAG) -> None:
         self.kirag = kirag
 
-    def search_with_facts(self, query: str, k: int) -> tuple[list[Hit], Facts]:
+    def search_with_facts(self, query: str, k: int) -> Found:
         prediction = self.kirag.predict([Question(id="mind-subquery", question=query)])[0]
-        return prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain]
+        return Found(prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain],
+                     prediction.retrieved or [pid for pid, _ in prediction.passages],
+                     prediction.retrieval_calls, prediction.llm_calls)

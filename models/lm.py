@@ -11,21 +11,32 @@ transformers forward pass over prompt + generated tokens, whichever backend gene
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from torch import Tensor
 
 from models.chat import Message
 
 
+Attention = Literal["raw", "sentence"]
+"""Which attention MIND reads: `raw` weights over prompt + text (about 1/length each), or weights
+renormalised over the generated tokens (`sentence`, DRAGIN's way: in [0, 1] whatever the prompt)."""
+
+
 @dataclass
 class TokenSignals:
     """Per generated token: its decoded text, the entropy (nats) of the raw next-token distribution
-    that produced it, and the largest head-averaged attention it receives from any later token."""
+    that produced it, and the largest head-averaged attention it receives from any later token, raw
+    (`max_attention`) and from later generated tokens once each one's weights over the generated
+    tokens are renormalised to sum to 1 (`max_attention_in_sentence`)."""
 
     pieces: list[str]
     entropy: Tensor
     max_attention: Tensor
+    max_attention_in_sentence: Tensor
+
+    def attention(self, kind: Attention) -> Tensor:
+        return self.max_attention if kind == "raw" else self.max_attention_in_sentence
 
 
 @dataclass

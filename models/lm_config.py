@@ -53,12 +53,13 @@ class LMConfig:
     """transformers: `auto` (CUDA when present), `cpu`, `cuda` or `cuda:N`"""
     threads: int | None = None
     """llama_cpp: CPU threads; null: every core"""
-    n_ctx: int = 8192
-    """llama_cpp: the KV cache shared by the sequences decoded together; vllm: the context of one
-    sequence; prompt and output together, in tokens"""
+    n_ctx: int = 4096
+    """llama_cpp and vllm: the context of one sequence, prompt and output together, in tokens"""
+    parallel: int = 8
+    """llama_cpp: the most sequences decoded together (each holds a KV cache of n_ctx tokens)"""
 
     def __post_init__(self) -> None:
-        require_positive(self, "threads", "n_ctx")
+        require_positive(self, "threads", "n_ctx", "parallel")
 
     def resolved_backend(self) -> str:
         if self.backend != "auto":
@@ -82,7 +83,8 @@ class LMConfig:
             except ImportError as error:
                 raise ConfigError("lm.backend", "llama_cpp needs llama-cpp-python: `make install` builds it, or "
                                                 "`pip install llama-cpp-python`") from error
-            return WithSignals(LlamaCppLM(resolve_gguf(self.name, self.gguf_file), self.n_ctx, self.threads), self)
+            return WithSignals(LlamaCppLM(resolve_gguf(self.name, self.gguf_file), self.n_ctx, self.threads,
+                                          self.parallel), self)
         from models.vllm_lm import VllmLM  # optional: the `vllm` extra, GPU machines only
 
         path, gguf = resolve_lm(self.name, self.gguf_file)

@@ -49,6 +49,20 @@ def max_attention_received(attention: Tensor, first_query: int = 0) -> Tensor:
     return attention.tril(first_query - 1).amax(dim=-2)
 
 
+def max_attention_in_sentence(attention: Tensor, n: int) -> Tensor:
+    """For head-averaged weights `(query, key)` whose last `n` queries and keys are the generated
+    tokens: the largest weight each generated token gets from a later generated token, once each
+    generated query's weights over the generated keys (its own included) are renormalised to sum to 1.
+
+    DRAGIN normalises this way, so a value is in [0, 1] whatever the prompt's length; raw weights over
+    a long prompt are about 1/length, too small for any threshold stated without that length.
+    """
+    if n == 0:
+        return attention.new_zeros(0)
+    generated = attention[..., -n:, -n:].tril()
+    generated = generated / generated.sum(-1, keepdim=True).clamp(min=torch.finfo(generated.dtype).tiny)
+    return max_attention_received(generated)
+
 
 class RepeatedLineStop(StoppingCriteria):
     """Ends a row once it completes a non-empty line it has already written.
@@ -253,7 +267,8 @@ class CausalLM:
         """MIND's signals of generated tokens, by teacher forcing: ONE eager forward pass over each
         prompt + generated sequence (batched, left-padded) gives each generated token's entropy (of
         the raw distribution that produced it) and the largest attention it receives from a later
-        token. The tokens may come from any backend with this tokenizer's vocabulary.
+        token, raw and renormalised over the generated tokens (`max_attention_in_sentence`). The
+        tokens may come from any backend with this tokenizer's vocabulary.
 
         A single sequence starts from the keys and values of the longest prefix it shares with a
         sequence scored before (MIND re-scores the same prompt of facts and demos for every
@@ -291,7 +306,8 @@ class CausalLM:
             self._remember(sequences[0], out.cache)
         if captured.get("weights") is None:
             raise RuntimeError(f"{type(self.model).__name__} returned no attention weights even with eager attention")
-        attention = max_attention_received(captured["weights"].float().mean(dim=1), start).cpu()
+        weights = captured["weights"].float().mean(dim=1)
+        attention = max_attention_received(weights, start).cpu()
         width, head, hidden = attention.shape[-1], self.model.get_output_embeddings(), out.last_hidden_state
         signals = []
         for row, ids in enumerate(generated):
@@ -300,7 +316,8 @@ class CausalLM:
             logits = head(hidden[row, width - n - 1 - start : width - 1 - start])
             signals.append(TokenSignals(pieces=[self.tokenizer.decode([i]) for i in ids],
                                         entropy=token_entropy(logits).cpu(),
-                                        max_attention=attention[row, width - n :]))
+                                        max_attention=attention[row, width - n :],
+                                        max_attention_in_sentence=max_attention_in_sentence(weights[row], n).cpu()))
         return signals
 
     def _cached_prefix(self, ids: list[int], limit: int) -> tuple[int, DynamicCache | None]:

@@ -14,6 +14,21 @@ punctuation get s = 0. Then:
 - conf(e) = max over e's tokens of γ/(1+H) + δ·maxAttn (MIND eq. 4); an entity is kept when
   conf(e) ≥ the threshold (or when it is among the top k, without a threshold).
 
+The scale of each signal, which every threshold and parameter value depends on:
+
+- H: nats, in [0, ln V] (V the LM's logits: ln 151,936 ≈ 11.9 for Qwen2.5); 1/(1+H) is in (0, 1].
+  Measured with the packaged 0.5B LM: a sentence's mean H is 0.16-1.8.
+- maxAttn, `raw` (`MindParams.attention`): a head-averaged last-layer weight over prompt + text,
+  about 1/length per key; measured mean per word 0.017-0.043, and max S over a sentence
+  0.003-0.26, so θ = mean(H) + mean(maxAttn) (α = β = 1) is above max S almost always.
+- maxAttn, `sentence`: the weights of each generated query renormalised over the generated
+  tokens (DRAGIN's way), in [0, 1] per token whatever the prompt's length.
+- A word sums its tokens' attention, so it can exceed 1 with either kind; a token's cannot, so
+  conf ≤ γ + δ.
+
+Values calibrated on one kind of attention mean nothing on the other: `MindParams.attention`
+records the kind, and MIND refuses parameters of another kind.
+
 The formulas take padded (rows, width) tensors with a mask of real values: a sentence's words, or
 an entity's tokens. The relaxed forms are the hard comparisons through a sigmoid at temperature T:
 P(retrieve) = σ((max S − θ) / T) and P(keep) = σ((conf − threshold) / T).
@@ -26,16 +41,21 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import get_args
 
 import torch
 from torch import Tensor
 
 from core.text import is_content
+from models.lm import Attention
+
+ATTENTION_KINDS = get_args(Attention)
 
 
 @dataclass
 class MindParams:
-    """α, β of the trigger; γ, δ of the entity confidence and its keep threshold (None: keep the top k).
+    """α, β of the trigger; γ, δ of the entity confidence and its keep threshold (None: keep the top k);
+    the attention they were calibrated on (None: hand-set, for any).
 
     The defaults are the hand-set values: α = β = 1, and MIND's best reported γ = 1.0, δ = 0.2.
     """
@@ -45,6 +65,7 @@ class MindParams:
     gamma: float = 1.0
     delta: float = 0.2
     threshold: float | None = None
+    attention: Attention | None = None
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -62,15 +83,18 @@ class MindParams:
             values = json.loads(path.read_text())
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}: not valid JSON ({error})") from None
-        names = [f.name for f in fields(cls)]
-        required = [n for n in names if n != "threshold"]
+        required = [f.name for f in fields(cls) if f.name not in ("threshold", "attention")]
         missing = [n for n in required if not isinstance(values.get(n), (int, float))]
         if missing:
             raise ValueError(f"{path}: missing or non-numeric {', '.join(missing)}")
-        threshold = values.get("threshold")
+        threshold, attention = values.get("threshold"), values.get("attention")
         if threshold is not None and not isinstance(threshold, (int, float)):
             raise ValueError(f"{path}: threshold should be a number or null, found {threshold!r}")
-        return cls(**{n: float(values[n]) for n in required}, threshold=None if threshold is None else float(threshold))
+        if attention is not None and attention not in ATTENTION_KINDS:
+            raise ValueError(f"{path}: attention should be one of {', '.join(ATTENTION_KINDS)} or null, "
+                             f"found {attention!r}")
+        return cls(**{n: float(values[n]) for n in required}, threshold=None if threshold is None else float(threshold),
+                   attention=attention)
 
 
 # -- the formulas, over padded (rows, width) values with a mask ----------------------------------

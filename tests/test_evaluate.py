@@ -159,6 +159,21 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
     assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
 
 
+def test_rag_rerank_reranks_kirags_budget_of_one_query_by_the_aligner(tmp_path, kirag_args):
+    rag, rerank = tmp_path / "rag", tmp_path / "rerank"
+    common = ["--data.limit", "3", "--index.cache_dir", str(tmp_path / "idx")]
+    assert main(common + ["--top_k", "10", "--output_dir", str(rag)]) == 0  # k0 · max_steps = 5 · 2 passages
+    assert main(kirag_args + ["--method", "rag+rerank", "--kirag.k0", "5", "--output_dir", str(rerank)]) == 0
+    (rag_metrics, rag_predictions), (metrics, predictions) = run_files(rag), run_files(rerank)
+    assert metrics["retrieval_calls"] == 1 and metrics["passages_retrieved"] == 10 and metrics["llm_calls"] == 0
+    assert metrics["recall@retrieved"] == rag_metrics["recall@10"]  # the same pool, in another order
+    for mine, single in zip(predictions, rag_predictions):
+        assert {pid for pid, _ in mine["passages"]} == {pid for pid, _ in single["passages"]}
+        assert len(mine["trace"]) == 1 and len(mine["trace"][0]["candidates"]) > 0
+        scored = [score for _, score in mine["passages"][: len({c[1] for c in mine["trace"][0]["candidates"]})]]
+        assert scored == sorted(scored, reverse=True)  # passages with triples first, by their best triple
+
+
 TRIPLE = re.compile(r"^<[^;<>]+; [^;<>]+; [^;<>]+>$")
 
 
@@ -185,7 +200,10 @@ def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, ma
         sentences = [step for step in p["trace"] if not step.get("forced_answer")]
         assert isinstance(p["answer"], str) and len(sentences) <= 2 and len(p["trace"]) - len(sentences) <= 1
         retrieved = [step for step in p["trace"] if step["retrieve"]]
-        assert p["retrieval_calls"] == len(retrieved)
+        # every search counts: a kirag+mind retrieval runs KiRAG's loop, 1 to max_steps = 2 searches
+        searches = [step["searches"] for step in retrieved]
+        assert p["retrieval_calls"] == sum(searches)
+        assert all(1 <= n <= 2 if method == "kirag+mind" else n == 1 for n in searches), searches
         assert len({pid for pid, _ in p["passages"]}) == len(p["passages"]) <= 10
         for step in sentences:
             if method == "fixed_interval":  # every sentence with a word retrieves
@@ -200,6 +218,8 @@ def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, ma
         assert bool(p["passages"]) == bool(retrieved)
     # the random LM writes a sentence with content words for one question at least: the trigger fired there
     assert sum(p["retrieval_calls"] for p in predictions) >= 1 and facts
+    searches = [step["searches"] for p in predictions for step in p["trace"] if step["retrieve"]]
+    assert max(searches) == (2 if method == "kirag+mind" else 1)  # the Aligner-only loop runs its L = 2 steps
     if method == "kirag+mind":  # KiRAG decides what: the facts kept in memory are its chain's triples
         assert all(TRIPLE.match(f.text) and f.source == "kirag" for f in facts), facts
     else:  # the passages themselves, as "title: text"
@@ -218,6 +238,7 @@ def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):
     assert 0 <= rows[1]["recall@5_p"] <= 1 and "recall@5_p" not in rows[0]
     assert rows[0]["recall@5_low"] <= rows[0]["recall@5"] <= rows[0]["recall@5_high"]
     assert rows[1]["passages_retrieved"] >= 10 == rows[0]["passages_retrieved"]  # the loop saw more than it returns
+    assert rows[1]["recall@retrieved"] >= rows[1]["recall@10"] and rows[0]["recall@retrieved"] == rows[0]["recall@10"]
     table = (out / "comparison.md").read_text()
     assert "| rag (bm25) | 3 |" in table and "| mine | 3 |" in table
     assert (out / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,10 +1,17 @@
 """`prepare.py traces`: labelled closed-book traces of the LM on training questions, to calibrate MIND's
 trigger and entity filter (`datamodules.trigger_traces` reads them for `TriggerCalibrator`).
 
-Labelling, from a closed-book run of the LM on training questions:
-- a sentence needs retrieval when the closed-book answer is wrong (exact match 0 against every
-  gold answer), or when the sentence is not supported by the gold passages: under half of its
-  content words (stemmed, stopwords removed) occur in them;
+Each sentence and entity keeps both kinds of attention (`raw`, `attention_in_sentence`), so one
+file calibrates either. Labelling, from a closed-book run of the LM on training questions:
+- a sentence's label is its own, not the question's (a weak LM is wrong on almost every question,
+  and "closed-book answer wrong" labelled nearly every sentence "retrieve"). Its new claims are
+  the names (runs of capitalised words, stopwords at their ends trimmed; the sentence's first word
+  alone is capitalised by position, so it is not taken) and numbers that the question does not
+  contain. The sentence needs retrieval when one of its claims is not in the gold passages (as a
+  whole-word sequence), or when the LM, regenerating it from the same answer so far with the gold
+  passages as MIND's memory, makes other claims. So a sentence without claims (restating the
+  question, say) is labelled 0 unless the gold passages make the LM state something; this costs
+  one more generation per sentence;
 - an entity (extracted by prompt from the question and the closed-book reasoning) is useful when
   it occurs, as a whole-word sequence, in a gold passage or in a gold answer, or a gold answer
   occurs in it.
@@ -14,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +31,11 @@ from tqdm.auto import tqdm
 
 from core.config import require_positive
 from core.records import log_records
-from core.text import answer_scores, contains_words, content_words
+from core.text import STOPWORDS, contains_words, tokens
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
-from inference.mind import MindRAG, final_answer
+from inference.memory import Fact, Memory
+from inference.mind import MindRAG, MindRun, final_answer
 from inference.retrievers import passage_text
 from models.lm_config import LMConfig
 
@@ -55,12 +64,30 @@ def build_traces(config: TracesConfig) -> dict[str, int]:
     return collect_traces(mind, benchmark.questions, benchmark.passage_by_id(), config.output)
 
 
-SUPPORT = 0.5  # share of a sentence's content words that must occur in the gold passages
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-def supported(sentence: str, gold_text: str) -> bool:
-    words = content_words(sentence)
-    return not words or len(words & content_words(gold_text)) / len(words) >= SUPPORT
+def claims(sentence: str, question: str) -> frozenset[str]:
+    """The names and numbers of `sentence` that `question` does not contain, normalised (`core.text.tokens`)."""
+    found = [m.group() for m in _NUMBER.finditer(sentence)]
+    for match in _NAME.finditer(sentence):
+        words = match.group().split()
+        first = not any(c.isalnum() for c in sentence[: match.start()])
+        while words and words[0].lower() in STOPWORDS:
+            words, first = words[1:], False
+        while words and words[-1].lower() in STOPWORDS:
+            words = words[:-1]
+        if words and not (first and len(words) == 1):
+            found.append(" ".join(words))
+    normalised = (" ".join(tokens(claim)) for claim in found)
+    return frozenset(c for c in normalised if c and not contains_words(question, c))
+
+
+def needs_retrieval(sentence: str, regenerated: str, question: str, gold_text: str) -> bool:
+    """A claim not in the gold passages, or other claims once the LM sees them (see the module docstring)."""
+    made = claims(sentence, question)
+    return not all(contains_words(gold_text, c) for c in made) or claims(regenerated, question) != made
 
 
 def useful(entity: str, gold_text: str, answers: Sequence[str]) -> bool:
@@ -68,19 +95,34 @@ def useful(entity: str, gold_text: str, answers: Sequence[str]) -> bool:
                                                     for a in answers)
 
 
+def regenerations(mind: MindRAG, question: Question, gold: Sequence[Passage], drafts: Sequence[str]) -> list[str]:
+    """Each closed-book sentence generated again from the same answer so far, with the gold passages
+    in memory as MIND's retrieved facts ("title: text")."""
+    state = MindRun(question, Memory(max(len(gold), 1)))
+    for p in gold:
+        state.memory.add(Fact(f"{p.title}: {p.text}", 1.0, p.id))
+    regenerated = []
+    for draft in drafts:
+        regenerated.append(mind.next_sentence(state, signals=False).text)
+        state.add_sentence(draft.strip())
+    return regenerated
+
+
 def question_trace(mind: MindRAG, question: Question, passages: dict[str, Passage]) -> dict[str, Any]:
     """One question's trace: `mind` is a `MindRAG` with trigger "never" and `record_signals=True`."""
     run = mind.run(question)
-    answer = final_answer(run.answer)
-    wrong = bool(question.answers) and answer_scores(answer, question.answers)["em"] == 0
-    gold = " ".join(passage_text(passages[pid]) for pid in question.gold_passage_ids)
-    sentences = [{"text": step["sentence"], **step["signals"],
-                  "label": int(wrong or not supported(step["sentence"], gold))}
-                 for step in run.trace if step.get("signals", {}).get("entropy")]  # not the forced answer
+    gold_passages = [passages[pid] for pid in question.gold_passage_ids]
+    gold = " ".join(passage_text(p) for p in gold_passages)
+    steps = [step for step in run.trace if step.get("signals", {}).get("entropy")]  # not the forced answer
+    regenerated = regenerations(mind, question, gold_passages, [step["sentence"] for step in steps])
+    sentences = [{"text": step["sentence"], **step["signals"], "regenerated": again,
+                  "label": int(needs_retrieval(step["sentence"], again, question.question, gold))}
+                 for step, again in zip(steps, regenerated, strict=True)]
     entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention,
-                 "label": int(useful(e.text, gold, question.answers))}
+                 "attention_in_sentence": e.attention_in_sentence, "label": int(useful(e.text, gold, question.answers))}
                 for e in mind.entities(question.question, run.answer) if e.entropy]
-    return {"question_id": question.id, "closed_book_answer": answer, "sentences": sentences, "entities": entities}
+    return {"question_id": question.id, "closed_book_answer": final_answer(run.answer), "sentences": sentences,
+            "entities": entities}
 
 
 def collect_traces(mind: MindRAG, questions: Sequence[Question], passages: dict[str, Passage], output: str | Path,

@@ -45,7 +45,7 @@ def test_compute_metrics_by_hand():
         Prediction("q1", [("x", 1.0), ("a", 0.9), ("b", 0.8)], answer="the Drusk", retrieval_calls=2, llm_calls=3,
                    seconds=1.0),
         Prediction("q2", [("c", 1.0)], answer="Ana Corvel, brewer", retrieval_calls=1, seconds=2.0,
-                   passages_retrieved=7),  # an iterative method saw more passages than it returns
+                   retrieved=["c", "d", "e", "f", "g", "h", "i"]),  # an iterative method saw more than it returns
         Prediction("q3", [], answer="anything", seconds=3.0),
     ]
     metrics = compute_metrics(Benchmark(questions, []), predictions)
@@ -54,9 +54,12 @@ def test_compute_metrics_by_hand():
         "questions": 3, "questions_with_gold": 2,
         "recall@1": (0 + 1) / 2, "recall@2": (0.5 + 1) / 2, "recall@3": 1.0, "recall@5": 1.0, "recall@10": 1.0,
         "em": 0.5, "f1": (1 + 0.8) / 2, "retrieval_calls": 1.0, "llm_calls": 1.0, "seconds_per_question": 2.0,
-        "passages_retrieved": (3 + 7 + 0) / 3,
+        "passages_retrieved": (3 + 7 + 0) / 3, "recall@retrieved": 1.0,
         # 95% bootstrap intervals over the two scored questions: a resample is all q1, all q2 or both
         "recall@5_low": 1.0, "recall@5_high": 1.0, "em_low": 0.0, "em_high": 1.0, "f1_low": 0.8, "f1_high": 1.0,
     })
+    # the recall of every passage retrieved, not only of those returned: the budget-matched comparison
+    pooled = compute_metrics(Benchmark(questions[:1], []), [Prediction("q1", [("x", 1.0)], retrieved=["x", "b", "a"])])
+    assert pooled["recall@10"] == 0.0 and pooled["recall@retrieved"] == 1.0 and pooled["passages_retrieved"] == 3
     retrieval_only = compute_metrics(Benchmark(questions, []), [Prediction(q.id, []) for q in questions])
     assert "em" not in retrieval_only and retrieval_only["recall@10"] == 0.0

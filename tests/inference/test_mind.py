@@ -7,7 +7,8 @@ import pytest
 
 from core.types import Question
 from inference.memory import Memory
-from inference.mind import Entity, MindRAG, MindRun, final_answer, parse_entities, token_range
+from inference.methods import Prediction
+from inference.mind import Entity, Found, KiRAGSearch, MindRAG, MindRun, final_answer, parse_entities, token_range
 from models.uncertainty import MindParams
 
 
@@ -74,7 +75,7 @@ class LoopingLM:
         self.calls += 1
         self.prompts.extend(prompts)
         pieces = ["Drusk", " is", " a", " village"]
-        signals = TokenSignals(pieces, torch.full((4,), 0.1), torch.full((4,), 0.1))
+        signals = TokenSignals(pieces, torch.full((4,), 0.1), torch.full((4,), 0.1), torch.full((4,), 0.1))
         return [Generation("Drusk is a village", 1, 4, [1, 2, 3, 4], signals)]
 
 
@@ -107,19 +108,27 @@ def test_bad_settings_are_refused():
         MindRAG(None, None, trigger="sometimes")
     with pytest.raises(ValueError, match="entity_filter must be one of none, cot, confidence, cot\\+confidence"):
         MindRAG(None, None, entity_filter="cot+none")
+    with pytest.raises(ValueError, match="attention must be one of raw, sentence"):
+        MindRAG(None, None, attention="max")
+    with pytest.raises(ValueError, match="calibrated on raw attention, and MIND reads sentence attention"):
+        MindRAG(None, None, params=MindParams(attention="raw"), attention="sentence")
+    assert MindRAG(None, None, params=MindParams(attention="sentence"), attention="sentence").attention == "sentence"
+    assert MindRAG(None, None, params=MindParams(), attention="sentence").attention == "sentence"  # hand-set: any
 
 
 # --- the loop end to end: a scripted LM (texts and per-token signals) and a stub search -------------------
 
 
-def scripted_generation(pieces, entropy, attention):
+def scripted_generation(pieces, entropy, attention, in_sentence=None):
+    """A generation with these per-token signals; the attention renormalised over the sentence is 0 unless given."""
     import torch
 
     from models.lm import Generation, TokenSignals
 
     n = len(pieces)
     signals = TokenSignals(list(pieces), torch.tensor(entropy, dtype=torch.float32),
-                           torch.tensor(attention, dtype=torch.float32))
+                           torch.tensor(attention, dtype=torch.float32),
+                           torch.tensor(in_sentence or [0.0] * n, dtype=torch.float32))
     return Generation("".join(pieces), 1, n, list(range(n)), signals)
 
 
@@ -172,14 +181,15 @@ class ScriptedMindLM:
 
 
 class StubSearch:
-    """Records its queries; the i-th call returns `results[i]` = (hits, facts)."""
+    """Records its queries; the i-th call finds `results[i]` = (hits, facts), at the cost of one search."""
 
     def __init__(self, results):
         self.results, self.queries = list(results), []
 
     def search_with_facts(self, query, k):
         self.queries.append(query)
-        return self.results.pop(0)
+        hits, facts = self.results.pop(0)
+        return Found(hits, facts, [pid for pid, _ in hits])
 
 
 QUESTION = Question("q", "Where was the founder of Ostrel Brewing born?")
@@ -303,3 +313,77 @@ def test_always_retrieves_for_every_sentence_with_a_word():
     assert [(step["sentence"], step["retrieve"]) for step in run.trace] == [
         ("It is of the, and to it", True), (" \n", False), ("So the answer is Drusk", False)]
     assert run.answer == "A Ana. So the answer is Drusk." and lm.generate_signals == [False] * 4
+
+
+# --- which attention: raw or renormalised over the sentence -------------------------------------------------
+
+
+@pytest.mark.parametrize("attention, retrieves", [("raw", True), ("sentence", False)])
+def test_the_trigger_reads_the_chosen_attention_and_traces_record_both(attention, retrieves):
+    # S = H·A: raw 2.0·0.5 = 1.0 > θ = 0.5; renormalised 2.0·0.1 = 0.2 < 0.5
+    draft = scripted_generation(["Ana", " Corvel"], [2.0, 2.0], [0.5, 0.5], in_sentence=[0.1, 0.1])
+    lm = ScriptedMindLM(sentences=[draft, sentence("Ana Corvel", *LOW), sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 1.0, 0.5))])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    run = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, entity_filter="none", max_sentences=1,
+                  record_signals=True, attention=attention).run(QUESTION)
+    first = run.trace[0]
+    assert first["retrieve"] == retrieves and first["max_score"] == pytest.approx(1.0 if retrieves else 0.2)
+    assert first["signals"] == {"entropy": [2.0, 2.0], "content": [1.0, 1.0], "attention": [0.5, 0.5],
+                                "attention_in_sentence": pytest.approx([0.1, 0.1])}
+
+
+@pytest.mark.parametrize("attention, confidence", [("raw", 0.5 + 0.5 * 0.2), ("sentence", 0.5 + 0.5 * 0.8)])
+def test_the_entity_confidence_reads_the_chosen_attention(attention, confidence):
+    output = scripted_generation(["Ana", " Corvel"], [1.0, 1.0], [0.2, 0.2], in_sentence=[0.8, 0.8])
+    mind = MindRAG(ScriptedMindLM([], chats=[output]), None, params=MindParams(gamma=1.0, delta=0.5),
+                   attention=attention)
+    (entity,) = mind.entities(QUESTION.question, "")
+    assert entity.text == "Ana Corvel" and entity.confidence == pytest.approx(confidence)  # γ/(1+H) + δ·A
+    assert entity.attention == pytest.approx([0.2, 0.2]) and entity.attention_in_sentence == pytest.approx([0.8, 0.8])
+
+
+# --- what a search costs ---------------------------------------------------------------------------------
+
+
+class CostlySearch(StubSearch):
+    """Each search costs `searches` retrievals and `llm_calls` LLM calls, and saw `seen` passages."""
+
+    def __init__(self, results, searches, llm_calls, seen):
+        super().__init__(results)
+        self.searches, self.llm_calls, self.seen = searches, llm_calls, seen
+
+    def search_with_facts(self, query, k):
+        found = super().search_with_facts(query, k)
+        return Found(found.hits, found.facts, self.seen, self.searches, self.llm_calls)
+
+
+def test_every_search_and_llm_call_of_a_search_is_counted():
+    lm = ScriptedMindLM(sentences=[sentence("A Tomas", *HIGH), sentence("A Ana", *LOW), sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 1.0, 0.5))])
+    search = CostlySearch([([("p1", 3.0)], FIRST_FACTS[:1])], searches=3, llm_calls=2, seen=["p1", "p7", "p9"])
+    mind = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, entity_filter="none", max_sentences=1)
+    (prediction,) = mind.predict([QUESTION])
+    assert prediction.retrieval_calls == 3 and prediction.trace[0]["searches"] == 3
+    # the draft, the extraction, the regeneration, the forced ending: 4, and the search's own 2
+    assert prediction.llm_calls == 4 + 2
+    assert prediction.passages == [("p1", 3.0)] and prediction.retrieved == ["p1", "p7", "p9"]
+
+
+class FakeKiRAG:
+    def __init__(self, prediction):
+        self.prediction, self.questions = prediction, []
+
+    def predict(self, questions):
+        self.questions.extend(questions)
+        return [self.prediction]
+
+
+def test_kirag_search_reports_the_whole_loops_cost():
+    inner = Prediction("mind-subquery", [("p2", 0.9), ("p1", 0.5), ("p3", 0.1)], retrieval_calls=4, llm_calls=3,
+                       chain=["<a; b; c>", "<c; d; e>"], retrieved=["p1", "p2", "p3", "p4"])
+    kirag = FakeKiRAG(inner)
+    found = KiRAGSearch(kirag).search_with_facts("who?", 2)
+    assert [q.question for q in kirag.questions] == ["who?"]
+    assert found == Found([("p2", 0.9), ("p1", 0.5)], [("<a; b; c>", "kirag"), ("<c; d; e>", "kirag")],
+                          ["p1", "p2", "p3", "p4"], retrieval_calls=4, llm_calls=3)

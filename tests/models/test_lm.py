@@ -1,22 +1,37 @@
 import pytest
 import torch
 
-from models.transformers_lm import CausalLM, RepeatedLineStop, max_attention_received, token_entropy
+from models.transformers_lm import (
+    CausalLM,
+    RepeatedLineStop,
+    max_attention_in_sentence,
+    max_attention_received,
+    token_entropy,
+)
 
 PROMPTS = ["the river", "a much longer prompt about the city where the band was born", "who", "album of the year"]
 
 
 def direct_signals(tiny_lm, prompt_ids, new_ids, layer=-1):
     """Entropy and received attention computed from one plain eager forward pass of prompt + generated ids."""
+    entropy, received, _ = direct_signals_in_sentence(tiny_lm, prompt_ids, new_ids, layer)
+    return entropy, received
+
+
+def direct_signals_in_sentence(tiny_lm, prompt_ids, new_ids, layer=-1):
+    """`direct_signals` and, by plain loops, the attention each generated token j receives from a later
+    generated token i, i's weights over the generated keys (j ≤ i) divided by their sum."""
     ids = torch.tensor([prompt_ids + new_ids])
-    with tiny_lm._eager_attention():
+    with torch.no_grad(), tiny_lm._eager_attention():
         out = tiny_lm.model(ids, output_attentions=True)
     p, n = len(prompt_ids), len(new_ids)
     logp = torch.log_softmax(out.logits[0, p - 1 : p + n - 1].float(), dim=-1)
     entropy = -(logp.exp() * logp).sum(-1)
     attn = out.attentions[layer][0].mean(0)  # (query, key)
     received = torch.stack([attn[j + 1 :, j].max() if j + 1 < p + n else attn.new_zeros(()) for j in range(p, p + n)])
-    return entropy, received
+    in_sentence = [max((float(attn[i, j] / attn[i, p : i + 1].sum()) for i in range(j + 1, p + n)), default=0.0)
+                   for j in range(p, p + n)]
+    return entropy, received, torch.tensor(in_sentence)
 
 
 def test_greedy_is_batch_independent_and_in_input_order(tiny_lm):
@@ -78,11 +93,17 @@ def test_signals_match_a_direct_computation(tiny_lm, layer):
     tiny_lm.attention_layer = layer
     gens = tiny_lm.generate(PROMPTS, max_new_tokens=10, batch_size=4, return_signals=True)
     for prompt, g in zip(PROMPTS, gens):
-        entropy, received = direct_signals(tiny_lm, tiny_lm.encode(prompt), g.token_ids, layer)
+        entropy, received, in_sentence = direct_signals_in_sentence(tiny_lm, tiny_lm.encode(prompt), g.token_ids, layer)
         assert g.signals.pieces == [tiny_lm.tokenizer.decode([i]) for i in g.token_ids]
         assert torch.allclose(g.signals.entropy, entropy, atol=1e-5)
         assert torch.allclose(g.signals.max_attention, received, atol=1e-6)
-        assert g.signals.max_attention[-1] == 0
+        assert torch.allclose(g.signals.max_attention_in_sentence, in_sentence, atol=1e-5)
+        assert g.signals.max_attention[-1] == g.signals.max_attention_in_sentence[-1] == 0
+        # renormalised by a sum of at most 1: never below the raw weight
+        assert (g.signals.max_attention_in_sentence >= g.signals.max_attention - 1e-6).all()
+        assert (g.signals.max_attention_in_sentence <= 1).all()
+        assert g.signals.attention("raw") is g.signals.max_attention
+        assert g.signals.attention("sentence") is g.signals.max_attention_in_sentence
 
 
 def test_attention_signal_includes_the_prompt(tiny_lm):
@@ -113,6 +134,14 @@ def test_entropy_never_nan():
 def test_max_attention_received_excludes_diagonal_and_earlier_queries():
     attn = torch.tensor([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.5, 0.125, 0.375]])
     assert max_attention_received(attn).tolist() == [0.5, 0.125, 0.0]
+
+
+def test_max_attention_in_sentence_renormalises_over_the_generated_keys_by_hand():
+    # a prompt of one token, then 3 generated tokens (the last 3 queries and keys)
+    attn = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.6, 0.1, 0.3, 0.0], [0.2, 0.4, 0.2, 0.2]])
+    # query 2 over keys 1-2: 0.25, 0.75; query 3 over keys 1-3: 0.5, 0.25, 0.25
+    assert max_attention_in_sentence(attn, 3).tolist() == pytest.approx([0.5, 0.25, 0.0])
+    assert max_attention_in_sentence(attn, 0).tolist() == [] and max_attention_in_sentence(attn, 1).tolist() == [0.0]
 
 
 def test_loads_a_saved_folder_in_bfloat16(make_tiny_lm, tmp_path):
@@ -184,6 +213,7 @@ def test_with_signals_takes_them_from_the_scorer_by_teacher_forcing(tiny_lm):
         assert g.signals.pieces == w.signals.pieces
         assert torch.allclose(g.signals.entropy, w.signals.entropy, atol=1e-6)
         assert torch.allclose(g.signals.max_attention, w.signals.max_attention, atol=1e-6)
+        assert torch.allclose(g.signals.max_attention_in_sentence, w.signals.max_attention_in_sentence, atol=1e-6)
     assert wrapped.generate(PROMPTS[:1], max_new_tokens=3)[0].signals is None
 
 
@@ -211,11 +241,13 @@ def test_prefix_cache_gives_the_signals_of_the_full_pass(make_tiny_lm, layer):
     calls = prefix_cache_calls(cached)
     for prompt, new in calls:
         got, want = cached.token_signals([prompt], [new])[0], uncached.token_signals([prompt], [new])[0]
-        entropy, received = direct_signals(uncached, prompt, new, layer)
+        entropy, received, in_sentence = direct_signals_in_sentence(uncached, prompt, new, layer)
         torch.testing.assert_close(want.entropy, entropy, atol=1e-5, rtol=0)
         torch.testing.assert_close(want.max_attention, received, atol=1e-5, rtol=0)
+        torch.testing.assert_close(want.max_attention_in_sentence, in_sentence, atol=1e-5, rtol=0)
         torch.testing.assert_close(got.entropy, want.entropy, atol=1e-5, rtol=0)
         torch.testing.assert_close(got.max_attention, want.max_attention, atol=1e-5, rtol=0)
+        torch.testing.assert_close(got.max_attention_in_sentence, in_sentence, atol=1e-5, rtol=0)
         assert got.pieces == want.pieces
     (p1, g1), (p2, g2), (p3, g3), _, _ = calls
     # From the last prompt token on: the whole first pass, the extension of it, the early divergence

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from core.config import ConfigError
+from models.lm import common_prefix
 from models.lm_config import LMConfig, WithSignals
 from models.packaged import resolve_gguf
 
@@ -85,38 +86,27 @@ def test_llama_generates_greedily_in_input_order_with_stops(llama):
 
 
 @pytest.mark.integration
-def test_llama_decodes_sequences_together_and_decodes_a_shared_prefix_once(llama, monkeypatch):
+def test_llama_decodes_sequences_together_and_reuses_what_a_slot_holds(llama, monkeypatch):
     system = {"role": "system", "content": "You are a geography teacher. Answer every question in one word."}
     prompts = [llama.format_chat([system, {"role": "user", "content": f"The capital of {country}?"}])
-               for country in ("France", "Italy")] * 2
-    alone = llama.generate(prompts[:2], max_new_tokens=12, batch_size=1)
-    decoded = []
-    original = llama._decode
-    monkeypatch.setattr(llama, "_decode", lambda tokens: decoded.append(tokens) or original(tokens))
-    llama._prefix = []  # as if the cache held nothing (it keeps what it holds; it is never restored)
-    together = llama.generate(prompts, max_new_tokens=12, batch_size=4)
-    assert [g.text for g in together] == [g.text for g in alone] * 2
-    steps = [len({sequence for _, _, sequence, _ in call}) for call in decoded]
-    assert max(steps) == 4  # four sequences advance in one call
-    first = sum(len(call) for call in decoded)
-    decoded.clear()
-    assert [g.text for g in llama.generate(prompts, max_new_tokens=12, batch_size=4)] == [g.text for g in together]
-    shared = len(llama._prefix)
-    assert shared > 20 and sum(len(call) for call in decoded) == first - shared  # the prefix was kept
-
-
-def test_llama_groups_fit_the_kv_cache():
-    from types import SimpleNamespace
-
-    from models.llama_cpp_lm import LlamaCppLM
-
-    encoded = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 9], [1, 2, 7, 8], [5, 5, 5]]
-    groups = lambda n_ctx, size: list(LlamaCppLM._groups(SimpleNamespace(n_ctx=n_ctx), [0, 1, 2, 3], encoded, 2, size))
-    assert groups(100, 8) == [[0, 1, 2, 3]]  # shared prefix 0 (prompt 3): 6 + 5 + 4 + 3 + 4 * 2 = 26 cells
-    assert groups(100, 2) == [[0, 1], [2, 3]]
-    # [0, 1] share [1, 2, 3, 4]: 4 + (2 + 2) + (1 + 2) = 11 cells; adding prompt 2 (shared [1, 2]) needs 2 + 6 + 5 + 4 = 17
-    assert groups(16, 8) == [[0, 1], [2, 3]]
-    assert groups(7, 8) == [[0], [1], [2], [3]]
+               for country in ("France", "Italy", "Spain", "Japan", "Egypt")]
+    alone = [llama.generate([p], max_new_tokens=12, batch_size=1)[0].text for p in prompts]
+    decoded, started = [], []
+    decode, start = llama._decode, llama._start
+    monkeypatch.setattr(llama, "_decode", lambda tokens: decoded.append(tokens) or decode(tokens))
+    monkeypatch.setattr(llama, "_start", lambda slot, prompt: started.append(start(slot, prompt)) or started[-1])
+    llama._held = [[] for _ in llama._held]  # as if the slots held nothing: each cache is cut to what it holds
+    together = llama.generate(prompts, max_new_tokens=12, batch_size=3)
+    assert [g.text for g in together] == alone
+    slots = [{slot for _, _, slot, _ in call} for call in decoded]
+    assert max(map(len, slots)) == 3 and set().union(*slots) == {0, 1, 2}  # three sequences at once, no more
+    # the shared prefix is decoded once, then copied to the slot of every other prompt
+    ids = [llama.encode(p) for p in prompts]
+    shared = min(common_prefix(ids[0], i) for i in ids)
+    assert shared > 20 and sum(map(len, started)) == shared + sum(len(i) - shared for i in ids)
+    started.clear()
+    assert [g.text for g in llama.generate(prompts, max_new_tokens=12, batch_size=3)] == alone
+    assert sum(map(len, started)) <= sum(len(i) - shared for i in ids)  # now every slot starts from it
 
 
 @pytest.mark.integration

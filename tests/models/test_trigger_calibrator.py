@@ -2,7 +2,7 @@
 
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import lightning as L
@@ -12,7 +12,7 @@ import torch
 from core.cli import lightning_cli
 from core.records import DataError
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
-from models.trigger_calibrator import PARAMS, TriggerCalibrator
+from models.trigger_calibrator import PARAMS, DegenerateParams, TriggerCalibrator, check
 from models.uncertainty import MindParams, WordSignals, decide, token_confidence
 
 TRUE = MindParams(alpha=0.4, beta=1.5, gamma=1.0, delta=0.6, threshold=0.5)
@@ -78,12 +78,22 @@ def test_logits_by_hand():
 def test_initial_params_and_their_errors():
     model = TriggerCalibrator()
     assert PARAMS == ("alpha", "beta", "gamma", "delta", "threshold")
-    assert asdict(model.params()) == pytest.approx(asdict(MindParams(threshold=0.5)))  # MIND's hand-set values
-    assert model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5}
-    assert asdict(TriggerCalibrator(initial=asdict(TRUE)).params()) == pytest.approx(asdict(TRUE))  # as in a checkpoint
-    assert [name for name, _ in model.named_parameters()] == list(PARAMS)
+    # MIND's hand-set values, in the formulas' units until the fit sets the data's units
+    assert asdict(model.params()) == pytest.approx(asdict(MindParams(threshold=0.5, attention="raw")))
+    assert model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5,
+                                     "attention": None}
+    as_in_a_checkpoint = TriggerCalibrator(initial=asdict(TRUE), attention="sentence").params()
+    assert asdict(as_in_a_checkpoint) == pytest.approx(asdict(replace(TRUE, attention="sentence")))
+    names = sorted(name for name, _ in model.named_parameters())
+    assert names == sorted(f"raw.{name}" for name in (*PARAMS, "log_temperature"))
     with pytest.raises(ValueError, match="threshold"):
         TriggerCalibrator(MindParams())
+    with pytest.raises(ValueError, match="must be positive"):
+        TriggerCalibrator(MindParams(alpha=-0.7, threshold=0.5))
+    with pytest.raises(ValueError, match="no entity could pass"):
+        TriggerCalibrator(MindParams(gamma=0.724, delta=0.0001, threshold=0.787))
+    with pytest.raises(ValueError, match="attention must be one of raw, sentence"):
+        TriggerCalibrator(attention="max")
 
 
 def test_recovers_known_parameters_from_synthetic_traces():
@@ -127,6 +137,7 @@ def test_fit_with_lightning_logs_auroc_and_writes_the_params(tmp_path):
     metrics = trainer.callback_metrics
     assert 0.5 < float(metrics["val/trigger_auroc"]) <= 1 and 0.5 < float(metrics["val/entity_auroc"]) <= 1
     assert 0 <= float(metrics["val/trigger_rate"]) <= 1
+    assert 0 < float(metrics["val/trigger_f1"]) <= 1 and 0 < float(metrics["val/entity_f1"]) <= 1
     assert MindParams.load(tmp_path / "trigger.json") == model.params()
     assert json.loads((tmp_path / "trigger.json").read_text()) == pytest.approx(asdict(model.params()))
 
@@ -156,8 +167,12 @@ def test_train_py_fits_the_trigger_config(tmp_path):
                     "--trainer.enable_progress_bar", "false"])
     assert isinstance(cli.model, TriggerCalibrator) and cli.trainer.current_epoch == 2
     assert MindParams.load(params) == cli.model.params()
-    assert cli.model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5}
-    assert (tmp_path / "ckpt" / "last.ckpt").is_file()
+    assert cli.model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5,
+                                         "attention": None}
+    checkpoint = tmp_path / "ckpt" / "last.ckpt"
+    saved = MindParams(**torch.load(checkpoint, weights_only=False)["mind_params"])  # in the formulas' units
+    reloaded = TriggerCalibrator.load_from_checkpoint(checkpoint)  # with the data's units, not the initial ones
+    assert float(reloaded.m_a) != 1.0 and reloaded.params() == saved and saved.attention == "raw"
 
 
 def test_bad_traces_name_the_line_and_field(tmp_path):
@@ -202,3 +217,171 @@ def test_relaxed_and_hard_decisions_agree_with_the_hand_written_margins():
             assert hard == (margin > 0) == (logit > 0), (entity, margin, logit)
         kept += hard
     assert 20 < fired < 180 and 20 < kept < 180  # both outcomes occur: the check covers both signs
+
+
+# --- standardised signals, constraints, class weights -----------------------------------------------------
+
+
+HAND = [{"question_id": "q", "sentences": [
+    {"entropy": [1.0, 3.0], "attention": [0.02, 0.06], "content": [1, 1], "label": 1},
+    {"entropy": [2.0, 2.0], "attention": [0.03, 0.05], "content": [1, 0], "label": 0},
+    {"entropy": [0.0, 4.0], "attention": [0.0, 0.08], "content": [1, 1], "label": 0}],
+    "entities": [{"entropy": [0.0, 1.0], "attention": [0.01, 0.03], "label": 1}]}]
+
+
+def test_fit_start_sets_the_units_and_class_weights_from_the_training_data():
+    model = TriggerCalibrator(MindParams(alpha=0.5, beta=2.0, gamma=1.0, delta=0.2, threshold=0.6), temperature=0.1)
+    batch = collate(HAND)
+    model.standardise([batch])
+    # m_H = 12/6, m_A = 0.24/6, m_E = 0.04/2; u = 1/(1+0), v = 0.03; 2 negatives for 1 positive, no negative entity
+    units = {"m_h": 2.0, "m_a": 0.04, "m_e": 0.02, "u": 1.0, "v": 0.03, "pos_weight_trigger": 2.0,
+             "pos_weight_entity": 1.0}
+    assert {name: float(getattr(model, name)) for name in units} == pytest.approx(units)
+    # α = m_A·0.5, β = m_H·2, δ = 0.2/m_E, τ = (γ·u + δ·v)·0.6/1.2, T = m_H·m_A·0.1
+    learned = MindParams(alpha=0.02, beta=4.0, gamma=1.0, delta=10.0, threshold=0.65, attention="raw")
+    assert asdict(model.params()) == pytest.approx(asdict(learned))
+    with torch.no_grad():
+        margins = (model.trigger_logits(batch) * 0.008).tolist()
+    for sentence, margin in zip(HAND[0]["sentences"], margins):  # the same decision, in the formulas' units
+        assert margin == pytest.approx(rind_margin(sentence["entropy"], sentence["attention"], sentence["content"],
+                                                   learned), abs=1e-5)
+
+
+def test_constraints_hold_whatever_the_raw_values():
+    model = TriggerCalibrator()
+    model.standardise([collate(HAND)])
+    with torch.no_grad():
+        for name in ("alpha", "beta", "gamma", "delta"):
+            model.raw[name].fill_(-40.0)  # what an unconstrained fit drove below 0
+        model.raw["threshold"].fill_(40.0)  # and above every confidence
+    learned = model.params()
+    assert min(learned.alpha, learned.beta, learned.gamma, learned.delta) >= 0
+    assert learned.threshold <= learned.gamma * 1.0 + learned.delta * 0.03 < learned.gamma + learned.delta
+
+
+def test_class_weights_count_the_rare_class_as_much_as_the_common_one():
+    batch = collate(HAND)
+    model = TriggerCalibrator(temperature=1.0)
+    loss = lambda: float(model.losses(batch)[0])
+    plain = loss()
+    model.standardise([batch])
+    model.m_h.fill_(1.0)  # keep the logits; only the weights differ
+    model.m_a.fill_(1.0)
+    with torch.no_grad():
+        logits, labels = model.trigger_logits(batch), batch["sentence_label"]
+    by_hand = -(2.0 * labels * torch.log(torch.sigmoid(logits)) + (1 - labels) * torch.log(1 - torch.sigmoid(logits)))
+    assert loss() == pytest.approx(float(by_hand.mean()), rel=1e-5) and loss() != pytest.approx(plain)
+
+
+RAW = MindParams(alpha=0.01, beta=3.0, gamma=1.0, delta=8.0, threshold=0.7)  # at the scale of raw attention
+
+
+def raw_scale_traces(n_questions: int, seed: int = 0) -> list[dict]:
+    """Attention about 1/prompt length (under 0.05), mean H near 0.7, as measured: labels by the hard rules at RAW,
+    about 1 sentence in 10 positive. MIND's hand-set α = β = 1 never fires there."""
+    g = torch.Generator().manual_seed(seed)
+    questions = []
+    for q in range(n_questions):
+        sentences, entities = [], []
+        for _ in range(4):
+            n = int(torch.randint(4, 12, (1,), generator=g))
+            h, a = 2 * torch.rand(n, generator=g) ** 2, 0.05 * torch.rand(n, generator=g) ** 2
+            c = (torch.rand(n, generator=g) < 0.6).float()
+            sentences.append({"entropy": h.tolist(), "attention": a.tolist(), "content": c.tolist(),
+                              "label": int(rind_margin(h.tolist(), a.tolist(), c.tolist(), RAW) > 0)})
+            m = int(torch.randint(1, 4, (1,), generator=g))
+            eh, ea = 3 * torch.rand(m, generator=g), 0.05 * torch.rand(m, generator=g)
+            entities.append({"entropy": eh.tolist(), "attention": ea.tolist(),
+                             "label": int(confidence_margin(eh.tolist(), ea.tolist(), RAW) >= 0)})
+        questions.append({"question_id": f"q{q}", "sentences": sentences, "entities": entities})
+    return questions
+
+
+def hard_trigger(params: MindParams, questions: list[dict]) -> tuple[float, float]:
+    """(rate, F1) of MIND's own decision (`decide`) with `params` against the labels."""
+    fired, labels = [], []
+    for sentence in (s for q in questions for s in q["sentences"]):
+        h, a, c = (torch.tensor(sentence[k]) for k in ("entropy", "attention", "content"))
+        fired.append(decide(WordSignals([f"w{i}" for i in range(len(h))], [], h, a, c), params).retrieve)
+        labels.append(bool(sentence["label"]))
+    hits = sum(f and y for f, y in zip(fired, labels))
+    return sum(fired) / len(fired), 2 * hits / (sum(fired) + sum(labels))
+
+
+def test_learns_a_discriminating_trigger_at_the_scale_of_raw_attention(tmp_path):
+    questions = raw_scale_traces(100)
+    assert hard_trigger(MindParams(), questions)[0] == 0  # the hand-set values never fire
+    data = TriggerTraceDataModule(str(write_traces(tmp_path / "traces.jsonl", questions)), val_fraction=0.25)
+    model = TriggerCalibrator(temperature=T, params_path=str(tmp_path / "trigger.json"))
+    trainer = L.Trainer(max_epochs=15, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, accelerator="cpu")
+    trainer.fit(model, data)
+    learned = MindParams.load(tmp_path / "trigger.json")
+    rate, f1 = hard_trigger(learned, questions)
+    positives = sum(s["label"] for q in questions for s in q["sentences"]) / (4 * len(questions))
+    assert 0.05 < positives < 0.2 and 0.03 < rate < 0.3 and f1 > 0.6, (positives, rate, f1, learned)
+    assert float(trainer.callback_metrics["val/trigger_auroc"]) > 0.9
+    # the entity rule is learned up to a common scale of γ, δ, τ: their ratios are RAW's
+    assert learned.delta / learned.gamma == pytest.approx(RAW.delta / RAW.gamma, rel=0.2)
+    assert learned.threshold / learned.gamma == pytest.approx(RAW.threshold / RAW.gamma, rel=0.1)
+
+
+def test_sentence_attention_is_read_when_asked_for(tmp_path):
+    questions = [{"question_id": "q", "sentences": [dict(s, attention_in_sentence=[10 * x for x in s["attention"]])
+                                                    for s in HAND[0]["sentences"]],
+                  "entities": [dict(HAND[0]["entities"][0], attention_in_sentence=[0.5, 0.5])]}]
+    read = read_traces(write_traces(tmp_path / "t.jsonl", questions))
+    raw, sentence = TriggerCalibrator(temperature=1.0), TriggerCalibrator(temperature=1.0, attention="sentence")
+    batch = collate(read)
+    with torch.no_grad():
+        assert torch.equal(raw.trigger_logits(batch), raw.trigger_logits(collate(HAND)))
+        assert not torch.allclose(sentence.trigger_logits(batch), raw.trigger_logits(batch))
+        # conf = max(1/(1+0) + 0.2·0.5, 1/2 + 0.2·0.5) − τ, τ = 0.5
+        assert sentence.entity_logits(batch).item() == pytest.approx(1.1 - 0.5)
+    assert sentence.params().attention == "sentence"
+    with pytest.raises(ValueError, match="no attention_in_sentence for the sentences.*prepare.py traces"):
+        sentence.trigger_logits(collate(HAND))
+
+
+# --- refusing degenerate parameters ---------------------------------------------------------------------
+
+
+def test_check_refuses_a_constant_trigger_and_a_threshold_no_entity_reaches():
+    batches = [collate(HAND)]  # max S per sentence: 3·0.06 = 0.18, 2·0.03 = 0.06, 4·0.08 = 0.32
+    check(MindParams(alpha=0.0, beta=4.0, threshold=0.5), batches)  # θ = 4·mean A = 0.16: fires on 2 of 3
+    with pytest.raises(DegenerateParams, match="the trigger fires on every one of the 3 sentences"):
+        check(MindParams(alpha=0.0, beta=0.0, threshold=0.5), batches)
+    with pytest.raises(DegenerateParams, match="the trigger fires on none of the 3 sentences"):
+        check(MindParams(), batches)  # α = β = 1 at this attention scale
+    # the audit's γ and τ, with δ = 0: conf = max(γ/(1+0), γ/(1+1)) = 0.724
+    with pytest.raises(DegenerateParams, match="no entity can pass: the threshold 0.787 is above the highest "
+                                               "confidence on the data, 0.724"):
+        check(MindParams(alpha=0.0, beta=4.0, gamma=0.724, delta=0.0, threshold=0.787), batches)
+    check(MindParams(alpha=0.0, beta=4.0, gamma=0.724, delta=0.0, threshold=0.72), batches)
+    check(MindParams(alpha=0.0, beta=4.0, threshold=None), batches)  # top k: no threshold to check
+
+
+def refused_fit(tmp_path, initial: MindParams):
+    """A fit that cannot move (lr 0) from `initial`, in standardised units, on 4 copies of HAND."""
+    questions = [dict(HAND[0], question_id=f"q{i}") for i in range(4)]
+    data = TriggerTraceDataModule(str(write_traces(tmp_path / "traces.jsonl", questions)), val_fraction=0.25)
+    model = TriggerCalibrator(initial, temperature=1.0, lr=0.0, params_path=str(tmp_path / "trigger.json"))
+    L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+              enable_model_summary=False, accelerator="cpu").fit(model, data)
+    return model
+
+
+def test_fit_end_writes_no_degenerate_params(tmp_path, caplog):
+    # ᾱ, β̄ near 0: θ ≈ 0 < max S of every sentence
+    model = refused_fit(tmp_path, MindParams(alpha=1e-4, beta=1e-4, threshold=0.5))
+    assert model.params().alpha < 1e-4 and not (tmp_path / "trigger.json").exists()
+    assert "trigger.json not written: the trigger fires on every one of the 12 sentences" in caplog.text
+    caplog.clear()
+    # a sound trigger (α = 0.5·m_A, β = 0.5·m_H: θ = 0.08 against max S 0.18, 0.06, 0.32), but
+    # τ = 0.99·(γ·u + δ·v) = 1.287 (γ = 1, δ = 0.2/m_E = 10): u and v come from different tokens, of conf 1.1 and 0.8
+    model = refused_fit(tmp_path, MindParams(alpha=0.5, beta=0.5, gamma=1.0, delta=0.2, threshold=0.99 * 1.2))
+    assert not (tmp_path / "trigger.json").exists()
+    assert "trigger.json not written: no entity can pass" in caplog.text
+    caplog.clear()
+    refused_fit(tmp_path, MindParams(alpha=0.5, beta=0.5, threshold=0.5))
+    assert (tmp_path / "trigger.json").is_file() and "not written" not in caplog.text

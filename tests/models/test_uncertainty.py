@@ -163,8 +163,11 @@ def test_params_save_and_load_round_trip(tmp_path):
     learned = MindParams(0.4, 1.5, 1.0, 0.6, 0.5)
     path = learned.save(tmp_path / "runs" / "trigger.json")  # creates the folder
     assert path == tmp_path / "runs" / "trigger.json"
-    assert json.loads(path.read_text()) == {"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5}
+    assert json.loads(path.read_text()) == {"alpha": 0.4, "beta": 1.5, "gamma": 1.0, "delta": 0.6, "threshold": 0.5,
+                                            "attention": None}
     assert MindParams.load(path) == learned
+    calibrated = MindParams(0.04, 1.5, 1.0, 6.0, 0.5, attention="raw")
+    assert MindParams.load(calibrated.save(path)) == calibrated
     assert MindParams.load(MindParams(threshold=None).save(path)) == MindParams()  # top k: no threshold
     path.write_text(json.dumps({"alpha": 1, "beta": 2, "gamma": 3, "delta": 4}))  # integers, no threshold
     loaded = MindParams.load(path)
@@ -177,6 +180,7 @@ def test_params_save_and_load_round_trip(tmp_path):
     ({"alpha": 1, "beta": 1, "gamma": None, "delta": 1}, "non-numeric gamma$"),
     ({"alpha": 1, "beta": 1, "gamma": 1, "delta": 1, "threshold": "high"}, "threshold should be a number or null"),
     ("{not json", "not valid JSON"),
+    ({"alpha": 1, "beta": 1, "gamma": 1, "delta": 1, "attention": "max"}, "attention should be one of raw, sentence"),
 ])
 def test_params_load_names_what_is_wrong(tmp_path, content, error):
     path = tmp_path / "trigger.json"

@@ -1,20 +1,93 @@
-"""Trace collection with a tiny random LM on demo questions, and the labelling rules and counts by hand."""
+"""Trace collection with a tiny random LM on demo questions and with a scripted LM, and the labelling
+rules and counts by hand."""
 
 import json
+import re
 
+import pytest
+import torch
+
+from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import read_traces
 from inference.mind import MindRAG
-from training_data.traces import collect_traces, label_counts, supported, useful
+from models.lm import Generation, TokenSignals
+from training_data.traces import claims, collect_traces, label_counts, needs_retrieval, question_trace, useful
+
+QUESTION = "Where was the founder of Ostrel Brewing born?"
+
+
+def test_claims_are_new_names_and_numbers():
+    assert claims("The founder of Ostrel Brewing was a brewer", QUESTION) == frozenset()  # restates the question
+    assert claims("Ostrel Brewing was founded by Ana Corvel in 1,897", QUESTION) == {"ana corvel", "1897"}
+    # a capital at the start marks the position, not a name; stopwords at a run's ends are trimmed
+    assert claims("So the answer is Drusk", QUESTION) == {"drusk"} and claims("Drusk is a village", QUESTION) == set()
+    assert claims("The Beatles played In Hamburg", QUESTION) == {"beatles", "hamburg"}
 
 
 def test_labelling_rules_by_hand():
-    gold = "Ostrel Brewing. Ostrel Brewing was founded by Ana Corvel in the village of Drusk."
-    assert supported("Ostrel Brewing was founded by Ana Corvel.", gold)
-    assert not supported("The brewery was founded in Paris in 1820.", gold)  # 1 of 5 content words
-    assert supported("It is.", gold)  # nothing to check: no content word
+    gold = "Ostrel Brewing. Ostrel Brewing was founded by Ana Corvel in 1897 in the village of Drusk."
+    assert not needs_retrieval("Ostrel Brewing was founded by Ana Corvel", "It was founded by Ana Corvel", QUESTION,
+                               gold)
+    assert needs_retrieval("Ostrel Brewing was founded by Tomas Reyes", "Ostrel Brewing was founded by Tomas Reyes",
+                           QUESTION, gold)  # a claim the gold passages do not hold, whatever the regeneration
+    assert needs_retrieval("It was founded in 1897", "It was founded in 1897 by Ana Corvel", QUESTION, gold)
+    assert not needs_retrieval("It is old", "It is very old", QUESTION, gold)  # no claims either way
+    assert needs_retrieval("It is old", "Ana Corvel founded it", QUESTION, gold)  # the gold passages add one
     assert useful("Ana Corvel", gold, ["Drusk"]) and useful("the village Drusk", gold, ["Drusk"])
     assert not useful("Paris", gold, ["Drusk"])
+
+
+def scripted(text, signals):
+    pieces = re.findall(r"\s*\S+", text)
+    n = len(pieces)
+    return Generation(text, 1, n, list(range(n)), TokenSignals(
+        pieces, torch.full((n,), 1.0), torch.full((n,), 0.1), torch.full((n,), 0.5)) if signals else None)
+
+
+class ScriptedTraceLM:
+    """Closed book, the next of `drafts`; with facts in the prompt, the next of `with_gold`; prompts recorded."""
+
+    def __init__(self, drafts, with_gold, entities):
+        self.drafts, self.with_gold, self.entities, self.gold_prompts = list(drafts), list(with_gold), entities, []
+
+    def format_chat(self, messages):
+        return "\n".join(m["content"] for m in messages) + "\nA:"
+
+    def generate(self, prompts, return_signals=False, **kwargs):
+        if "Facts:" in prompts[0]:
+            self.gold_prompts.append(prompts[0])
+            return [scripted(self.with_gold.pop(0), return_signals)]
+        return [scripted(self.drafts.pop(0), return_signals)]
+
+    def chat(self, conversations, return_signals=False, **kwargs):
+        return [scripted(self.entities, return_signals)]
+
+
+def test_sentence_labels_from_claims_and_a_regeneration_with_the_gold_passages():
+    passages = [Passage.make("Ostrel Brewing", "Ostrel Brewing was founded by Ana Corvel in 1897 and sold in 1901."),
+                Passage.make("Ana Corvel", "Ana Corvel was born in Drusk.")]
+    question = Question("q1", QUESTION, ["Drusk"], [p.id for p in passages])
+    drafts = ["The founder of Ostrel Brewing was a brewer",  # restates the question: 0
+              "Ostrel Brewing was founded by Tomas Reyes",  # a name the gold passages lack: 1
+              "Ostrel Brewing was founded by Ana Corvel",  # supported, and the same with the gold passages: 0
+              "Ana Corvel sold it in 1897"]  # supported (both in the passage), but the gold passages change it: 1
+    with_gold = ["The founder of Ostrel Brewing was a brewer", "Ostrel Brewing was founded by Ana Corvel",
+                 "Ostrel Brewing was founded by Ana Corvel", "Ana Corvel sold it in 1901"]
+    lm = ScriptedTraceLM(drafts + [" Drusk"], with_gold, "Ana Corvel")  # " Drusk" completes "So the answer is"
+    mind = MindRAG(lm, None, trigger="never", max_sentences=4, record_signals=True)
+    trace = question_trace(mind, question, {p.id: p for p in passages})
+    assert [s["text"] for s in trace["sentences"]] == drafts
+    assert [s["regenerated"] for s in trace["sentences"]] == with_gold
+    assert [s["label"] for s in trace["sentences"]] == [0, 1, 0, 1]
+    assert trace["closed_book_answer"] == "Drusk" and lm.drafts == lm.with_gold == []
+    for i, prompt in enumerate(lm.gold_prompts):  # the gold passages as facts, after the same answer so far
+        assert f"Facts:\n- {passages[0].title}: {passages[0].text}\n- {passages[1].title}: " in prompt
+        assert prompt.endswith("A:" + "".join(f"{d}. " for d in drafts[:i])), prompt
+    sentence = trace["sentences"][0]
+    assert sentence["attention"] == pytest.approx([0.1] * 8) and sentence["attention_in_sentence"] == [0.5] * 8
+    (entity,) = trace["entities"]
+    assert entity["text"] == "Ana Corvel" and entity["attention_in_sentence"] == [0.5, 0.5] and entity["label"] == 1
 
 
 def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
@@ -32,6 +105,9 @@ def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
     assert all(s["entropy"] for t in traces for s in t["sentences"])  # every kept sentence has its signals
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert all("closed_book_answer" in r for r in records)
+    sentences = [s for r in records for s in r["sentences"]]
+    assert sentences and all(len(s["attention_in_sentence"]) == len(s["entropy"]) and "regenerated" in s
+                             for s in sentences)
     again = collect_traces(mind, demo.questions, demo.passage_by_id(), out, show_progress=False)
     assert again == {**summary, "already_written": 3, "written": 0}
 
