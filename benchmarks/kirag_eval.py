@@ -62,7 +62,8 @@ HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train
 KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_100"}
 COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
     "recall@5 95% CI", "em", "em 95% CI", "f1", "f1 95% CI", "recall@5 vs first (p)", "em vs first (p)",
-    "f1 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
+    "f1 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls", "constructor_fallbacks",
+    "llm_calls", "seconds_per_question"]
 
 
 def held_out_musique() -> DataConfig:
@@ -199,14 +200,15 @@ def main() -> None:
         text, figures = run_part(part, args.constructor_questions, args.hotpotqa_questions)
         sections.append(text)
         flat.update(figures)
+    about = {"musique": "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), "
+                        "gpt-3.5 triples.",
+             "hotpotqa": f"HotpotQA: the first {args.hotpotqa_questions} hipporag_train_100 questions over their own "
+                         "context passages, this project's triples (packaged LM, llama.cpp)."}
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
-                "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), gpt-3.5 "
-                f"triples. HotpotQA: the first {args.hotpotqa_questions} hipporag_train_100 questions over their own "
-                "context passages, this project's triples (packaged LM, llama.cpp). 95% intervals: percentile "
-                "bootstrap over questions.\n\n"
-                + "\n".join(sections))
+                + " ".join(about[part] for part in args.parts)
+                + " 95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)
 
 

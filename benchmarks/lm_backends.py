@@ -6,8 +6,8 @@ as it is), on the same inputs, on this machine.
 Inputs (MuSiQue hipporag_train_100, the project's packaged Qwen2.5-Coder-0.5B-Instruct):
 - extraction: the gold passages of the first questions (`--passages`), 2 demonstrations, at most
   256 new tokens, ending at the first repeated line; transformers at batch 8 (its fastest setting
-  in benchmarks/results/triple_extraction.md), llama.cpp at batch 1, 8 (the default, used for the
-  equivalence figures) and 16 sequences decoded together, on every core;
+  in benchmarks/results/triple_extraction.md), llama.cpp with 8 sequences decoded together (the
+  default, used for the equivalence figures) and one at a time, on every core;
 - the reader: the first `--questions` questions, answered from their gold passages;
 - the Constructor: the same questions at the first step, with the first 20 gpt-3.5 triples of their
   gold passages as candidates;
@@ -57,7 +57,7 @@ RUNS = ROOT / "runs" / "bench" / "lm_backends"
 DATA = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                   str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 OPENIE = SHARED_DATA / "musique" / "hipporag_train_100_openie_gpt35.json"
-BACKENDS = {"transformers": (8,), "llama_cpp": (8, 1, 16)}  # backend -> extraction batch sizes, the first one compared
+BACKENDS = {"transformers": (8,), "llama_cpp": (8, 1)}  # backend -> extraction batch sizes, the first one compared
 
 
 def gold_passages(benchmark, n: int) -> list:

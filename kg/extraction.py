@@ -17,9 +17,9 @@ from models.lm import LanguageModel
 
 Extracted = tuple[list[Triple], int]  # (triples, number of rejected `<...>` matches)
 
-SECONDS_PER_PASSAGE = {"transformers": 13.7, "llama_cpp": 6.0}
+SECONDS_PER_PASSAGE = {"transformers": 14.5, "llama_cpp": 4.4}
 """Extraction time of one passage with the packaged 0.5B LM on a 2-core CPU, by backend, as measured in
-benchmarks/results/lm_backends.md (30 MuSiQue passages; transformers at batch 8): the basis of the
+benchmarks/results/lm_backends.md (30 MuSiQue passages, both at batch 8): the basis of the
 estimate given before an extraction starts."""
 
 

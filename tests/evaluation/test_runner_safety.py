@@ -153,7 +153,7 @@ def test_a_mistyped_kg_folder_says_what_extraction_will_cost(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         build_method(config, benchmark)
     message = " ".join(r.getMessage() for r in caplog.records)
-    # 186 passages at 13.7 s each (transformers, benchmarks/results/lm_backends.md): 2,548 s, 0.7 h
+    # 186 passages at 14.5 s each (transformers, benchmarks/results/lm_backends.md): 2,697 s, 0.7 h
     assert "186 of 186 passages have no triples yet; the LM (transformers) extracts them at about 14 s" in message
     assert "about 0.7 h for all of them" in message and "the folder did not exist" in message
     store = KGStore(tmp_path / "typo")
