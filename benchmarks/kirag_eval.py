@@ -114,7 +114,7 @@ def hop_counts(benchmark: Benchmark) -> str:
 
 def subset_rows(runs: dict[str, EvalConfig], subset: Benchmark) -> list[dict]:
     """Every finished run scored on the questions of `subset`, with intervals and paired tests against the first."""
-    scores = [run_scores(c, Path(c.output_dir)) for c in runs.values()]
+    scores = [run_scores(c.data.load(), Path(c.output_dir)) for c in runs.values()]
     keep = {q.id for q in subset.questions}
     rows = []
     for config, own in zip(runs.values(), scores):

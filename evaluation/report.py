@@ -64,9 +64,8 @@ def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> No
     print(table)
 
 
-def run_scores(config: EvalConfig, run: Path) -> dict[str, dict[str, float]]:
+def run_scores(benchmark: Benchmark, run: Path) -> dict[str, dict[str, float]]:
     """Per question id, the scores of a finished run (its predictions against its data's gold)."""
-    benchmark = config.data.load()
     predictions = read_predictions(run / "predictions.jsonl")
     questions = [q for q in benchmark.questions if q.id in predictions]
     return question_scores(Benchmark(questions, benchmark.passages), [predictions[q.id] for q in questions])
@@ -86,7 +85,7 @@ def paired_with(first: dict[str, dict[str, float]], other: dict[str, dict[str, f
 
 def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
     """Finished runs side by side: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`."""
-    rows, scores = [], []
+    rows, scores, loaded = [], [], {}
     for run in map(Path, run_dirs):
         run_file, metrics_file = run / "run.json", run / "metrics.json"
         for needed in (run_file, metrics_file):
@@ -95,7 +94,9 @@ def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
         config = read_run_config(run_file)
         rows.append(with_intervals({"method": config.label(), "data": config.data.questions, "run": str(run),
                                     **json.loads(metrics_file.read_text())}))
-        scores.append(run_scores(config, run))
+        data = repr(config.data)  # runs on the same data load it once
+        loaded[data] = loaded.get(data) or config.data.load()
+        scores.append(run_scores(loaded[data], run))
     for row, own in zip(rows[1:], scores[1:]):
         row |= paired_with(scores[0], own)
     out = Path(output_dir)

@@ -35,29 +35,42 @@ def confidence_margin(h: list[float], a: list[float], params: MindParams) -> flo
     return max(params.gamma / (1 + hi) + params.delta * ai for hi, ai in zip(h, a)) - params.threshold
 
 
-def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
-    """Random signals; labels drawn with P(1) = σ(margin / T), the margins computed by hand (above) with the
-    TRUE parameters, not by the formulas under test."""
+def random_traces(n_questions: int, seed: int, words: tuple[int, int], sentence_signals, entity_signals,
+                  label) -> list[dict]:
+    """Questions of 4 sentences of `words` words and 1-3 entity tokens each: signals drawn by
+    `sentence_signals(n, g)` / `entity_signals(m, g)` as (H, A), 60% content words, then every item
+    labelled by `label(item, kind, g)`, sentences first."""
     g = torch.Generator().manual_seed(seed)
     questions = []
     for q in range(n_questions):
         sentences, entities = [], []
         for _ in range(4):
-            n = int(torch.randint(3, 10, (1,), generator=g))
-            h, a = 4 * torch.rand(n, generator=g), 0.6 * torch.rand(n, generator=g)
+            n = int(torch.randint(*words, (1,), generator=g))
+            h, a = sentence_signals(n, g)
             c = (torch.rand(n, generator=g) < 0.6).float()
             sentences.append({"entropy": h.tolist(), "attention": a.tolist(), "content": c.tolist()})
             m = int(torch.randint(1, 4, (1,), generator=g))
-            entities.append({"entropy": (4 * torch.rand(m, generator=g)).tolist(),
-                             "attention": (0.6 * torch.rand(m, generator=g)).tolist()})
-        for item in sentences:
-            p = sigmoid(rind_margin(item["entropy"], item["attention"], item["content"], TRUE) / T)
-            item["label"] = int(torch.rand(1, generator=g) < p)
-        for item in entities:
-            p = sigmoid(confidence_margin(item["entropy"], item["attention"], TRUE) / T)
-            item["label"] = int(torch.rand(1, generator=g) < p)
+            eh, ea = entity_signals(m, g)
+            entities.append({"entropy": eh.tolist(), "attention": ea.tolist()})
+        for kind, items in (("sentence", sentences), ("entity", entities)):
+            for item in items:
+                item["label"] = label(item, kind, g)
         questions.append({"question_id": f"q{q}", "sentences": sentences, "entities": entities})
     return questions
+
+
+def margin(item: dict, kind: str, params: MindParams) -> float:
+    if kind == "sentence":
+        return rind_margin(item["entropy"], item["attention"], item["content"], params)
+    return confidence_margin(item["entropy"], item["attention"], params)
+
+
+def synthetic_traces(n_questions: int, seed: int = 0) -> list[dict]:
+    """Random signals; labels drawn with P(1) = σ(margin / T), the margins computed by hand (above) with the
+    TRUE parameters, not by the formulas under test."""
+    uniform = lambda n, g: (4 * torch.rand(n, generator=g), 0.6 * torch.rand(n, generator=g))
+    draw = lambda item, kind, g: int(torch.rand(1, generator=g) < sigmoid(margin(item, kind, TRUE) / T))
+    return random_traces(n_questions, seed, (3, 10), uniform, uniform, draw)
 
 
 def write_traces(path, questions):
@@ -279,22 +292,11 @@ RAW = MindParams(alpha=0.01, beta=3.0, gamma=1.0, delta=8.0, threshold=0.7)  # a
 def raw_scale_traces(n_questions: int, seed: int = 0) -> list[dict]:
     """Attention about 1/prompt length (under 0.05), mean H near 0.7, as measured: labels by the hard rules at RAW,
     about 1 sentence in 10 positive. MIND's hand-set α = β = 1 never fires there."""
-    g = torch.Generator().manual_seed(seed)
-    questions = []
-    for q in range(n_questions):
-        sentences, entities = [], []
-        for _ in range(4):
-            n = int(torch.randint(4, 12, (1,), generator=g))
-            h, a = 2 * torch.rand(n, generator=g) ** 2, 0.05 * torch.rand(n, generator=g) ** 2
-            c = (torch.rand(n, generator=g) < 0.6).float()
-            sentences.append({"entropy": h.tolist(), "attention": a.tolist(), "content": c.tolist(),
-                              "label": int(rind_margin(h.tolist(), a.tolist(), c.tolist(), RAW) > 0)})
-            m = int(torch.randint(1, 4, (1,), generator=g))
-            eh, ea = 3 * torch.rand(m, generator=g), 0.05 * torch.rand(m, generator=g)
-            entities.append({"entropy": eh.tolist(), "attention": ea.tolist(),
-                             "label": int(confidence_margin(eh.tolist(), ea.tolist(), RAW) >= 0)})
-        questions.append({"question_id": f"q{q}", "sentences": sentences, "entities": entities})
-    return questions
+    return random_traces(
+        n_questions, seed, (4, 12),
+        lambda n, g: (2 * torch.rand(n, generator=g) ** 2, 0.05 * torch.rand(n, generator=g) ** 2),
+        lambda m, g: (3 * torch.rand(m, generator=g), 0.05 * torch.rand(m, generator=g)),
+        lambda item, kind, g: int(margin(item, kind, RAW) > 0 if kind == "sentence" else margin(item, kind, RAW) >= 0))
 
 
 def hard_trigger(params: MindParams, questions: list[dict]) -> tuple[float, float]:
