@@ -30,7 +30,7 @@ demo: install
 	$(BIN)/python train.py fit --config configs/aligner/demo.yaml
 	$(BIN)/python evaluate.py --config configs/eval/demo.yaml --output_dir runs/demo/rag --overwrite true
 	$(BIN)/python evaluate.py --config configs/eval/demo_kirag.yaml --output_dir runs/demo/kirag --overwrite true \
-		--aligner.name runs/aligner/demo/checkpoints/last.ckpt
+		--aligner.name runs/aligner/demo/checkpoints/best.ckpt
 	$(BIN)/python evaluate.py compare runs/demo/rag runs/demo/kirag --output_dir runs/demo/compare
 
 test: install

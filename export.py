@@ -1,10 +1,11 @@
 """Export a trained Aligner checkpoint as a transformers / sentence-transformers folder with a model card.
 
-    python export.py --ckpt_path runs/aligner/demo/checkpoints/last.ckpt --output_dir runs/aligner/demo/model
+    python export.py --ckpt_path runs/aligner/demo/checkpoints/best.ckpt --output_dir runs/aligner/demo/model
     python export.py --ckpt_path ... --output_dir ... --push_to_hub user/kirag-aligner   # also upload
 
-LoRA adapters are merged. Pushing needs network access and a token (`--token` or `hf auth login`).
-The code is in `models/export.py`.
+`best.ckpt` holds the weights of the best validation MRR (the training configs' ModelCheckpoint);
+`last.ckpt` is for resuming. LoRA adapters are merged. Pushing needs network access and a token
+(`--token` or `hf auth login`). The code is in `models/export.py`.
 """
 
 import sys
@@ -18,7 +19,8 @@ from models.export import export_aligner, push_to_hub
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(prog="export.py", description=__doc__.split("\n")[0], exit_on_error=False)
-    parser.add_argument("--ckpt_path", type=str, required=True, help="a checkpoint written by train.py")
+    parser.add_argument("--ckpt_path", type=str, required=True,
+                        help="a checkpoint written by train.py (best.ckpt: the best validation MRR)")
     parser.add_argument("--output_dir", type=str, required=True, help="the folder to write")
     parser.add_argument("--push_to_hub", type=str | None, default=None, help="a hub repository id to upload to")
     parser.add_argument("--private", type=bool, default=True, help="create the hub repository as private")

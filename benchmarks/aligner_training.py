@@ -16,6 +16,12 @@ with the settings of `configs/aligner/shared_cpu.yaml`.
    so that drift in the machine's speed falls on both alike. The candidate pool is the same for both
    (every positive and every negative of the batch), so is the scale (1 / temperature) and the cosine
    similarity; the two losses are checked equal (dropout off) on the first batch before timing.
+   Where the step's time goes: each side's model calls and the tokens they run, padding included,
+   against the texts' own tokens. Ours runs the texts of each encoder call in length-sorted chunks
+   of at most `EncoderConfig.chunk_tokens` padded tokens (512 on CPU), each padded to its own longest
+   text (the same embeddings, padding being masked); ST pads each of its model calls to the longest
+   text in it. The matrix products of forward and backward take most of the step, about in
+   proportion to the tokens run; tokenisation, clipping and the AdamW step are a few percent.
 2. Next-triple MRR and R@1 on held-out questions before and after training: the chains are split by
    question with the datamodule's own split (fixed seed), the Aligner is trained through `train.py`
    (LightningCLI, in process) on the training questions only, and for every prefix of every held-out
@@ -25,6 +31,7 @@ with the settings of `configs/aligner/shared_cpu.yaml`.
 """
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -41,6 +48,7 @@ from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: 
 from core.chains import ChainRecord, read_chains, write_chains  # noqa: E402
 from core.cli import lightning_cli  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
+from datamodules.aligner_datamodule import collate  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402
 from models.aligner import AlignerModule  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
@@ -79,7 +87,7 @@ def adamw(module: torch.nn.Module, lr: float, weight_decay: float) -> torch.opti
             if param.requires_grad:
                 (no_decay if "Norm" in type(sub).__name__ or name == "bias" else decay).append(param)
     return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr)
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, fused=True)
 
 
 def fit_length(tokenizer, texts: list[str], limit: int) -> tuple[list[str], int]:
@@ -133,6 +141,13 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
     shared = [k for k in ours_weights if k in st_weights]
     if not shared or not all(torch.equal(ours_weights[k], st_weights[k]) for k in shared):
         raise RuntimeError("the two models do not start from the same weights")
+    # The model calls of each step and the tokens they run, padding included (the input ids of each call's
+    # embedding layer: ST calls its model's `forward` directly, past the model's own hooks).
+    padded = {"ours": [], "st": []}
+    for method, model in (("ours", ours.encoder.model), ("st", st[0].auto_model)):
+        model.embeddings.register_forward_pre_hook(
+            lambda module, args, kwargs, seen=padded[method]: seen.append(kwargs["input_ids"].numel()),
+            with_kwargs=True)
 
     # Texts longer than a limit are cut beforehand to the limit, so that neither side truncates again
     # (on this data none is: triples are far under 64 tokens, queries under 256).
@@ -174,12 +189,24 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
     ours.train(), st.train()
 
     times = {"ours": [], "st": []}
+    work = {"ours": [], "st": []}  # (model calls, padded tokens) of each timed step
     for i, batch in enumerate(batches):
         order = ("ours", "st") if i % 2 == 0 else ("st", "ours")
         for method in order:
+            padded[method].clear()
             seconds = step(method, batch)
             if i >= WARMUP:
                 times[method].append(seconds)
+                work[method].append((len(padded[method]), sum(padded[method])))
+
+    def tokens(texts: list[str], limit: int) -> int:
+        return sum(len(ids) for ids in tokenizer(texts, truncation=True, max_length=limit)["input_ids"])
+
+    def unpadded(method: str, batch: dict) -> int:
+        """Tokens of the texts a method encodes, without padding: ours each distinct triple once."""
+        triples = batch["positives"] + [t for negs in batch["negatives"] for t in negs]
+        return tokens(batch["queries"], q_len) + tokens(list(dict.fromkeys(triples)) if method == "ours" else triples,
+                                                        t_len)
 
     unique = np.mean([len(set(b["positives"]) | {t for negs in b["negatives"] for t in negs})
                       for b in batches[WARMUP:]])
@@ -192,6 +219,9 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
                "s/step": float(np.mean(times[method])), "s/step (median)": float(np.median(times[method])),
                "examples/s": per_second[method],
                "triple texts encoded/step": float(unique) if method == "ours" else float(batch_size * (1 + n_neg)),
+               "model calls/step": float(np.mean([c for c, _ in work[method]])),
+               "tokens/step (padded)": round(float(np.mean([t for _, t in work[method]]))),
+               "tokens/step (unpadded)": round(float(np.mean([unpadded(method, b) for b in batches[WARMUP:]]))),
                "loss (dropout off, batch 1)": check[method]}
         rows.append(row)
         flat.update({f"throughput.{method}.{k}": v for k, v in row.items() if k != "method"})
@@ -201,6 +231,7 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
     flat["throughput.texts_cut_to_limit"] = cut
     flat["throughput.batch"] = f"{batch_size} queries x (1 positive + {n_neg} negatives)"
     flat["throughput.candidates_per_query"] = batch_size * (1 + n_neg)
+    flat["throughput.ours.chunk_tokens"] = ours.encoder.chunk_tokens
     return rows, flat
 
 
@@ -286,7 +317,8 @@ def main(args: argparse.Namespace) -> None:
             rows, part = run_throughput(chains, settings, args.steps)
             flat.update(part)
             columns = ["method", "timed steps", "s/step", "s/step (median)", "examples/s", "ours / ST",
-                       "triple texts encoded/step", "loss (dropout off, batch 1)"]
+                       "triple texts encoded/step", "model calls/step", "tokens/step (padded)",
+                       "tokens/step (unpadded)", "loss (dropout off, batch 1)"]
             parts.append(
                 "## Training step throughput\n\n"
                 f"Plain loop, no Trainer: tokenise, forward, loss, backward, clip 1.0, AdamW step. Batch "
@@ -295,7 +327,11 @@ def main(args: argparse.Namespace) -> None:
                 f"{part['throughput.candidates_per_query']} candidates (every positive and negative of the batch) "
                 "at the same scale. Lengths: queries limited to 256 tokens and triples to 64 on both sides (ST "
                 f"max_seq_length 256; texts over a limit cut beforehand: {cut_note(part)}). Ours embeds each distinct "
-                "triple text once per batch; ST embeds every column entry.\n\n" + markdown_table(rows, columns))
+                "triple text once per batch; ST embeds every column entry. Ours runs the texts of each encoder call "
+                f"in length-sorted chunks of at most {part['throughput.ours.chunk_tokens']} padded tokens "
+                "(`EncoderConfig.chunk_tokens`), each padded only to its own longest text; ST pads each model call "
+                "to its longest text. Model calls and the tokens they run (padded) are counted at each model's "
+                "embedding layer; unpadded: the tokens of the texts themselves.\n\n" + markdown_table(rows, columns))
         if not args.skip_training:
             rows, part = run_training(chains, settings, args.epochs, args.val_fraction, Path(tmp) / "run")
             flat.update(part)
@@ -317,6 +353,122 @@ def cut_note(part: dict) -> str:
     return "none was over" if n == 0 else f"{n} texts"
 
 
+# ---------------------------------------------------------------------------------------------- memory
+# `--memory` (alone, separately from the parts above): the peak memory of one training step at each
+# batch size in `--memory_batch_sizes`, with the plain loss and with the gradient cache
+# (`AlignerModule(cache_mini_batch=--memory_mini_batch)`), each setting in a fresh process:
+#
+#     python benchmarks/aligner_training.py --memory [--memory_batch_sizes 16 64 256]
+#                                           [--memory_mini_batch 16] [--memory_device cpu|cuda]
+
+
+def memory_batch(batch_size: int, num_negatives: int) -> dict:
+    """`batch_size` examples of the MuSiQue chains, each with up to `num_negatives` negatives: one per question
+    (its prefix drawn from a fixed seed), then, beyond the questions available, copies of them whose texts
+    carry a copy number, so that no two texts repeat across questions, as in a batch of distinct questions."""
+    records = [r for r in read_chains(CHAINS) if r.chain]
+    examples = ChainExamples(records, num_negatives=num_negatives)
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(batch_size):
+        copy, q = divmod(i, len(records))
+        e = examples.example(ExampleKey(i, q, int(rng.integers(len(records[q].chain))), i))
+        if copy:
+            mark = f" ({copy})"
+            e = {**e, "query": e["query"] + mark, "positive": e["positive"] + mark,
+                 "negatives": [t + mark for t in e["negatives"]]}
+        out.append(e)
+    return collate(out)
+
+
+def _rss_mib(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak since the last reset) of this process, in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def memory_child(setting: dict) -> dict:
+    """One training step (loss, backward, clipping, AdamW step) of one setting, in this (fresh) process."""
+    import resource
+
+    config = yaml.safe_load(CONFIG.read_text())["model"]["init_args"]
+    module = AlignerModule(**{**config, "cache_mini_batch": setting["mini_batch"]}).to(setting["device"]).train()
+    optimizer = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=config["lr"])
+    batch = memory_batch(setting["batch_size"], setting["negatives"])
+    cuda = setting["device"].startswith("cuda")
+    torch.manual_seed(0)
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated() / 2**20
+    else:
+        before = _rss_mib("VmRSS")
+        try:  # reset the peak resident size (Linux >= 4.0) so that loading the model does not count
+            Path("/proc/self/clear_refs").write_text("5")
+            reset = True
+        except OSError:
+            reset = False
+    start = time.perf_counter()
+    try:
+        loss = module.training_loss(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    except torch.cuda.OutOfMemoryError:
+        return {"error": "out of memory"}
+    if cuda:
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() / 2**20
+    else:
+        peak = _rss_mib("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    seconds = time.perf_counter() - start
+    distinct = len(set(batch["positives"]) | {t for negatives in batch["negatives"] for t in negatives})
+    return {"peak MiB": round(peak), "step MiB": round(peak - before), "before MiB": round(before), "s/step": seconds,
+            "loss": float(loss), "triple texts": distinct,
+            "peak measure": "cuda max_memory_allocated" if cuda else ("VmHWM" if reset else "ru_maxrss")}
+
+
+def run_memory(args: argparse.Namespace) -> None:
+    """Every (batch size, plain or cached) setting in a fresh process; one table."""
+    ensure_chains()
+    d = yaml.safe_load(CONFIG.read_text())["data"]["init_args"]
+    device = args.memory_device or ("cuda" if torch.cuda.is_available() else "cpu")
+    rows, flat = [], {"machine": machine(), "memory.device": device, "memory.mini_batch": args.memory_mini_batch,
+                      "memory.negatives": d["num_negatives"], "memory.config": str(CONFIG.relative_to(ROOT))}
+    for batch_size in args.memory_batch_sizes:
+        for method, mini_batch in (("plain", None), ("cached", args.memory_mini_batch)):
+            setting = {"batch_size": batch_size, "mini_batch": mini_batch, "device": device,
+                       "negatives": d["num_negatives"]}
+            command = [sys.executable, str(Path(__file__).resolve()), "--memory_child", json.dumps(setting)]
+            if args.threads:
+                command += ["--threads", str(args.threads)]
+            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+            if done.returncode == 0:
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+            else:  # killed by the kernel's out-of-memory handler, or failed
+                result = {"error": f"exit code {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"}
+            name = method if mini_batch is None else f"cached, {mini_batch} texts a pass"
+            row = {"batch": batch_size, "method": name, **result}
+            rows.append(row)
+            flat.update({f"memory.{batch_size}.{method}.{k}": v for k, v in result.items()})
+            print(row, flush=True)
+    columns = ["batch", "method", "triple texts", "before MiB", "peak MiB", "step MiB", "s/step", "loss", "error"]
+    markdown = (
+        f"# Aligner training: memory of one step\n\nMachine: {flat['machine']}. Device: {device}. "
+        f"{CONFIG.relative_to(ROOT)} (all-MiniLM-L6-v2, float32), {d['num_negatives']} negatives per query; "
+        "one question per example (beyond the questions available, copies with marked, distinct texts); "
+        "dropout on. One step: loss, backward, clipping, AdamW step (its state allocated in the step, alike "
+        "for both), each setting in a fresh process. `step MiB`: the peak during the step minus the memory "
+        "before it (on CPU resident memory, the peak reset before the step; on GPU allocated memory). "
+        "The cached loss gives the same gradients (tests/losses/test_cached.py); its losses differ from the "
+        "plain ones here only through dropout, drawn per mini-batch.\n\n"
+        + markdown_table(rows, [c for c in columns if any(c in r for r in rows)]))
+    write_results(f"{args.output_name}_memory", markdown, flat)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=30, help="timed training steps per method")
@@ -326,4 +478,16 @@ if __name__ == "__main__":
     parser.add_argument("--skip_training", action="store_true")
     parser.add_argument("--output_name", default="aligner_training", help="results name under benchmarks/results/")
     parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)  # first N chain records: checks
-    main(parse_args(parser))
+    parser.add_argument("--memory", action="store_true",
+                        help="only measure the peak memory of one step, plain loss against the gradient cache")
+    parser.add_argument("--memory_batch_sizes", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--memory_mini_batch", type=int, default=16, help="texts per forward pass, cached loss")
+    parser.add_argument("--memory_device", default=None, help="cpu or cuda (default: cuda when available)")
+    parser.add_argument("--memory_child", default=None, help=argparse.SUPPRESS)  # one setting, as JSON
+    parsed = parse_args(parser)
+    if parsed.memory_child:
+        print(json.dumps(memory_child(json.loads(parsed.memory_child))))
+    elif parsed.memory:
+        run_memory(parsed)
+    else:
+        main(parsed)

@@ -19,12 +19,15 @@ MuSiQue: the 50 test questions of hipporag_train_100 (`test_fraction` of configs
 a seeded random half, drawn before incomplete chains were dropped) over the gpt-3.5 triples. It needs:
     python prepare.py kg --config configs/kg/musique_gpt35.yaml
     python prepare.py chains --config configs/chains/musique_gpt35.yaml
-    python train.py fit --config configs/aligner/shared_cpu.yaml      # the last weights are used
+    python train.py fit --config configs/aligner/shared_cpu.yaml      # checkpoints/best.ckpt is used
+The trained Aligner is its checkpoint of the best validation MRR (`best.ckpt`); the test questions are
+those of the split it was trained with, rebuilt from the data settings saved in that checkpoint (the
+`musique` dataset of its chains: the same 50 for shared_cpu.yaml and multi_cpu.yaml).
 HotpotQA: the first `--hotpotqa_questions` (50) hipporag_train_100 questions over their own context
 passages (10 each, distractor setting), with this project's own triples, extracted with the default
 LM backend into the store of the whole train-100 corpus:
     python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml --data.corpus null --data.limit 50
-The Aligner never saw HotpotQA.
+The Aligner never saw HotpotQA (a checkpoint trained on a `hotpotqa` dataset is refused).
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
 timing part measures, on warm caches and without the reader, seconds per question of the
@@ -41,10 +44,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import yaml  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from datamodules.aligner_datamodule import AlignerDataModule  # noqa: E402
+from datamodules.aligner_datamodule import AlignerDataModule, named_chains  # noqa: E402
 from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
 from evaluation.factory import build_method  # noqa: E402
@@ -52,10 +56,10 @@ from evaluation.metrics import RECALL_KS, compute_metrics  # noqa: E402
 from evaluation.predictions import read_predictions  # noqa: E402
 from evaluation.report import compare, markdown_table, paired_with, run_scores, with_intervals  # noqa: E402
 from evaluation.runner import evaluate  # noqa: E402
+from evaluation.stats import paired_test  # noqa: E402
 
 RUNS = ROOT / "runs" / "bench" / "kirag"
-TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
-ALIGNER_CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
+TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # the best validation MRR
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
@@ -66,12 +70,34 @@ COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in REC
     "llm_calls", "seconds_per_question"]
 
 
+def trained_settings() -> dict:
+    """The data settings saved in the trained Aligner's checkpoint, relative paths taken from the project root."""
+    saved = torch.load(TRAINED, map_location="cpu", weights_only=False, mmap=True)["data_hparams"]
+    settings = {k: v for k, v in saved.items() if not k.startswith("_")}  # LightningCLI adds `_class_path`
+
+    def rooted(paths: str | dict[str, str]) -> str | dict[str, str]:
+        return {n: str(ROOT / p) for n, p in paths.items()} if isinstance(paths, dict) else str(ROOT / paths)
+
+    settings["chains"] = rooted(settings["chains"])
+    if settings.get("val_chains") is not None:
+        settings["val_chains"] = rooted(settings["val_chains"])
+    return settings
+
+
+def trained_data() -> AlignerDataModule:
+    """The datamodule the trained Aligner was trained with, set up again from its checkpoint's settings:
+    the same split, so the same `test_ids` per dataset."""
+    data = AlignerDataModule(**trained_settings())
+    data.setup("fit")
+    return data
+
+
 def held_out_musique() -> DataConfig:
     """Write the MuSiQue questions the Aligner never trained on (unified format) and point at them."""
-    settings = yaml.safe_load(ALIGNER_CONFIG.read_text())["data"]["init_args"]
-    data = AlignerDataModule(**{**settings, "chains": str(ROOT / settings["chains"])})
-    data.setup("fit")
-    test = set(data.test_ids)
+    data = trained_data()
+    if "musique" not in data.test_ids:
+        sys.exit(f"{TRAINED} was not trained on a dataset named musique (its chains: {data.datasets})")
+    test = set(data.test_ids["musique"])
     benchmark = MUSIQUE.load()
     questions = [q for q in benchmark.questions if q.id in test]
     out = write_unified(Benchmark(questions, benchmark.passages), RUNS / "musique_held_out")
@@ -85,7 +111,8 @@ def configs(part: str, data: DataConfig, constructor_questions: int | None, budg
     kg = str(KGS[part])
     base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
                       kirag=KiRAGConfig(kg=kg, extract_missing=False))
-    subset = replace(data, limit=constructor_questions)
+    limits = [n for n in (data.limit, constructor_questions) if n is not None]
+    subset = replace(data, limit=min(limits, default=None))
     trained = AlignerConfig(name=str(TRAINED))
     runs = {"rag": replace(base, method="rag", name="rag (dense)")}
     if budget is not None:
@@ -155,11 +182,35 @@ def timing(config: EvalConfig, trained: EvalConfig, repeats: int = 2) -> dict:
             "kirag / its query encodings": seconds["kirag"] / seconds["encode"]}
 
 
+def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[dict]:
+    """KiRAG against the baselines that get its budget, on the questions both scored, in plain words:
+    R@5, and the recall of everything each retrieved (recall@retrieved), with paired-bootstrap p-values."""
+    scores = {key: run_scores(benchmark, Path(config.output_dir)) for key, config in runs.items()}
+    rows = []
+    for method in ("kirag trained", "kirag constructor"):
+        for baseline in ("rag budget", "rag rerank"):
+            common = [q for q in scores[method] if q in scores[baseline]]
+            for metric in ("recall@5", "recall@retrieved"):
+                ours = [scores[method][q][metric] for q in common]
+                theirs = [scores[baseline][q][metric] for q in common]
+                diff, p = paired_test(theirs, ours)
+                verdict = ("beats it" if diff > 0 and p < 0.05 else "ahead, not significant" if diff > 0
+                           else "no difference" if diff == 0 else "behind, not significant" if p >= 0.05
+                           else "does not beat it: behind")
+                rows.append({"kirag": runs[method].name, "baseline": runs[baseline].name, "questions": len(common),
+                             "metric": metric, "kirag value": 100 * float(np.mean(ours)),
+                             "baseline value": 100 * float(np.mean(theirs)), "difference": 100 * diff, "p": p,
+                             "verdict": verdict})
+    return rows
+
+
 def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: int) -> tuple[str, dict]:
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
     if not KGS[part].is_dir():
         sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
+    if part == "hotpotqa" and "hotpotqa" in named_chains(trained_settings()["chains"]):
+        sys.exit(f"{TRAINED} was trained on HotpotQA train-100 questions; this part evaluates the first of them")
     data = held_out_musique() if part == "musique" else replace(HOTPOTQA, limit=hotpotqa_questions)
     runs = configs(part, data, constructor_questions)
     budget = round(evaluate(runs["kirag trained"])["passages_retrieved"])
@@ -178,9 +229,17 @@ def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: i
     for row in rows:
         prefix = f"{part}.{'all' if row['questions set'] == 'all' else 'subset'}.{row['method']}"
         flat.update({f"{prefix}.{c}": v for c, v in row.items() if isinstance(v, int | float)})  # intervals, tests
+    verdicts = budget_verdicts(runs, everything)
+    for row in verdicts:
+        prefix = f"{part}.budget.{row['kirag']} vs {row['baseline']}.{row['metric']}"
+        flat.update({f"{prefix}.{c}": row[c] for c in ("questions", "kirag value", "baseline value", "difference", "p")})
     text = (f"## {part}\n\nQuestions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
             f"same questions: the difference in points and its paired-bootstrap p-value.\n\n"
-            + markdown_table(rows, COLUMNS))
+            + markdown_table(rows, COLUMNS)
+            + "\n### KiRAG against the baselines with its budget\n\n`rag` at k = the passages KiRAG retrieved "
+              "and `rag+rerank` over K0 x L passages, paired on the same questions (p: paired bootstrap; "
+              "`beats it` needs p < 0.05).\n\n"
+            + markdown_table(verdicts, list(verdicts[0])))
     if part == "musique":
         times = timing(runs["rag"], runs["kirag trained"])
         flat.update({f"{part}.timing.{k}": v for k, v in times.items()})

@@ -49,7 +49,7 @@ from training_data.traces import TracesConfig, build_traces, label_counts  # noq
 RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
 DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), None)
-ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "last.ckpt"
+ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"
 VAL_FRACTION, SEED = 0.2, 0
 
 

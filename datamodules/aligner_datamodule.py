@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import random
+import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -15,22 +19,31 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from core.chains import ChainRecord, aligner_query, candidate_triples, read_chains
 from core.records import split_held_out
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class ExampleKey:
     """Everything that decides one example; the dataset builds the example from it."""
 
     index: int  # position in the epoch's plan: unique within an epoch, across ranks
-    question: int  # index of the question's record
+    question: int  # index of the question's record (over all datasets together)
     hop: int  # prefix length: how many chain triples the query already holds
     seed: int | None  # randomness of the example (order of an unordered chain, negatives); None: fixed
 
 
 class ChainExamples(Dataset):
-    """Builds examples from keys. Indexed by a list of keys, it returns one batch (a list of examples)."""
+    """Builds examples from keys. Indexed by a list of keys, it returns one batch (a list of examples).
 
-    def __init__(self, records: list[ChainRecord], num_negatives: int) -> None:
+    `datasets[i]` names the dataset of `records[i]` (question ids are unique within a dataset only);
+    each example carries it as `dataset`.
+    """
+
+    def __init__(self, records: list[ChainRecord], num_negatives: int, datasets: Sequence[str] | None = None) -> None:
+        if datasets is not None and len(datasets) != len(records):
+            raise ValueError(f"{len(records)} records but {len(datasets)} dataset names")
         self.records = records
+        self.datasets = list(datasets) if datasets is not None else [""] * len(records)
         self.num_negatives = num_negatives
         # Candidate negatives per question and hop: distinct facts, none of them a chain triple.
         self.candidates: list[list[list[str]]] = [
@@ -54,6 +67,7 @@ class ChainExamples(Dataset):
             negatives = rng.sample(candidates, min(self.num_negatives, len(candidates)))
         return {
             "index": key.index,
+            "dataset": self.datasets[key.question],
             "question_id": record.question_id,
             "query": aligner_query(record.question, [record.chain[i].text for i in order[: key.hop]]),
             "positive": record.chain[target].text,
@@ -62,7 +76,8 @@ class ChainExamples(Dataset):
 
 
 def collate(examples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Batch examples; `negatives` stay ragged lists, `negative_mask[i, j]` marks negative j of example i."""
+    """Batch examples; `negatives` stay ragged lists, `negative_mask[i, j]` marks negative j of example i;
+    `datasets[i]` and `question_ids[i]` together name example i's question."""
     width = max((len(e["negatives"]) for e in examples), default=0)
     mask = torch.zeros(len(examples), width, dtype=torch.bool)
     for i, e in enumerate(examples):
@@ -73,6 +88,7 @@ def collate(examples: list[dict[str, Any]]) -> dict[str, Any]:
         "negatives": [e["negatives"] for e in examples],
         "negative_mask": mask,
         "question_ids": [e["question_id"] for e in examples],
+        "datasets": [e.get("dataset", "") for e in examples],
         "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
     }
 
@@ -82,7 +98,8 @@ class QuestionBatches(DistributedSampler):
 
     Training (`shuffle=True`): every epoch, each question gets `prefixes_per_question` distinct
     prefix lengths, drawn from (seed, epoch); no global batch holds a question twice, since its
-    other examples would be false in-batch negatives. A last global batch too small to give
+    other examples would be false in-batch negatives (questions are counted over all datasets
+    together, so the same id in two datasets is two questions). A last global batch too small to give
     every rank an example is dropped, so all ranks get the same number of batches.
     Evaluation (`shuffle=False`): every prefix of every question, fixed, in order, none dropped.
 
@@ -195,33 +212,66 @@ class ResumableLoader(DataLoader):
         self.sampler.resume_at = (state["epoch"], state["batches"])
 
 
+DATASET_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dataset_name(path: str) -> str:
+    """The name of a dataset given as a plain path: the folder that holds its chains file
+    (`runs/chains/musique/chains.jsonl` is `musique`), or the file's stem if it has no folder."""
+    path = Path(path)
+    return path.parent.name or path.stem
+
+
+def named_chains(chains: str | dict[str, str]) -> dict[str, str]:
+    """`chains` as {dataset name: chains file}: a mapping as it is, a plain path as one dataset (`dataset_name`)."""
+    if isinstance(chains, str):
+        return {dataset_name(chains): chains}
+    if not chains:
+        raise ValueError("chains names no file: give a path or a mapping {dataset name: path}")
+    for name, path in chains.items():
+        if not isinstance(name, str) or not DATASET_NAME.fullmatch(name):
+            raise ValueError(f"chains: dataset name {name!r} should be letters, digits, '_' or '-' (it becomes "
+                             "part of metric names such as val/<name>/mrr)")
+        if not isinstance(path, str):
+            raise ValueError(f"chains: the path of dataset {name!r} should be a string, found {type(path).__name__}")
+    return dict(chains)
+
+
 class AlignerDataModule(L.LightningDataModule):
-    """Chains split by question into training and validation sets.
+    """Chains split by question into training and validation sets, over one or several datasets.
 
     Args:
-        chains: the `chains.jsonl` to train on (`prepare.py chains` writes it).
-        test_fraction: share of ALL the questions in `chains` (whatever their chains) kept out of
-            training and validation for evaluation (`test_ids`): a seeded random split by question,
-            taken before incomplete chains are dropped, so the test set is not biased towards hard
-            questions.
-        val_fraction: share of the remaining usable questions held out for validation when
+        chains: the `chains.jsonl` to train on (`prepare.py chains` writes it), or several as a mapping
+            {dataset name: chains file}, trained on together. A plain path is one dataset named after the
+            folder that holds it (`runs/chains/musique/chains.jsonl`: `musique`). Question ids need only
+            be unique within a dataset: every example carries its dataset's name.
+        test_fraction: share of ALL the questions of each dataset (whatever their chains) kept out of
+            training and validation for evaluation (`test_ids`, per dataset): a seeded random split by
+            question within each dataset, taken before incomplete chains are dropped, so the test set is
+            not biased towards hard questions. A dataset's split is the one it gets when trained on alone.
+        val_fraction: share of each dataset's remaining usable questions held out for validation when
             `val_chains` is not given.
-        val_chains: a separate validation file; then all of `chains` is used for training.
+        val_chains: separate validation files (a path, or a mapping whose names are datasets of `chains`);
+            then all of `chains` is used for training. A plain path belongs to the single dataset of `chains`.
         batch_size: GLOBAL batch size (questions per step over all devices); each device gets
-            `batch_size / world_size`.
+            `batch_size / world_size`. A batch may mix datasets.
         num_negatives: candidate negatives per example, sampled from those mined for its hop.
         prefixes_per_question: chain prefixes (examples) per question per epoch.
-        seed: seeds the split and every epoch's sampling (with the epoch number).
+        seed: seeds the split (the same seed within every dataset) and every epoch's sampling (with the
+            epoch number).
         num_workers: DataLoader workers.
         only_complete: train and validate on complete chains only.
+
+    With several datasets, `val_dataset_names` lists those that have validation questions: the Aligner
+    then logs `val/<name>/mrr` (`r@1`, `r@5`) for each, besides `val/mrr` over all of them.
     """
 
     def __init__(
         self,
-        chains: str,
+        chains: str | dict[str, str],
         test_fraction: float = 0.0,
         val_fraction: float = 0.1,
-        val_chains: str | None = None,
+        val_chains: str | dict[str, str] | None = None,
         batch_size: int = 16,
         num_negatives: int = 10,
         prefixes_per_question: int = 2,
@@ -235,11 +285,31 @@ class AlignerDataModule(L.LightningDataModule):
         if batch_size < 1 or prefixes_per_question < 1 or num_negatives < 0:
             raise ValueError("batch_size and prefixes_per_question must be positive and num_negatives non-negative")
         self.save_hyperparameters()
+        self.datasets = named_chains(chains)
+        self.val_files: dict[str, str] = {}
+        if val_chains is not None:
+            if isinstance(val_chains, str):
+                if len(self.datasets) > 1:
+                    raise ValueError("val_chains: with several datasets in chains, give a mapping {dataset name: "
+                                     "path}")
+                val_chains = {next(iter(self.datasets)): val_chains}
+            self.val_files = named_chains(val_chains)
+            if unknown := sorted(set(self.val_files) - set(self.datasets)):
+                raise ValueError(f"val_chains: {', '.join(unknown)} not among the datasets of chains "
+                                 f"({', '.join(self.datasets)})")
         self.train_records: list[ChainRecord] = []
         self.val_records: list[ChainRecord] = []
-        self.test_ids: list[str] = []
+        self.train_record_datasets: list[str] = []  # the dataset of each training record
+        self.val_record_datasets: list[str] = []
+        self.test_ids: dict[str, list[str]] = {}  # per dataset
         self._train_loader: ResumableLoader | None = None
         self._resume_state: dict[str, int] | None = None
+
+    @property
+    def val_dataset_names(self) -> list[str]:
+        """The datasets with validation questions, when there are several datasets (else none: `val/mrr`
+        says it all)."""
+        return list(dict.fromkeys(self.val_record_datasets)) if len(self.datasets) > 1 else []
 
     def _rank_and_world_size(self) -> tuple[int, int]:
         return (self.trainer.global_rank, self.trainer.world_size) if self.trainer is not None else (0, 1)
@@ -254,19 +324,29 @@ class AlignerDataModule(L.LightningDataModule):
                              f"by the number of devices ({world_size})")
         if self.train_records:
             return
-        records, test = split_held_out(read_chains(self.hparams.chains), self.hparams.test_fraction, self.hparams.seed)
-        self.test_ids = [r.question_id for r in test]
-        records = self._usable(records)
-        if self.hparams.val_chains is not None:
-            self.train_records, self.val_records = records, self._usable(read_chains(self.hparams.val_chains))
-        else:
-            self.train_records, self.val_records = split_held_out(records, self.hparams.val_fraction,
-                                                                  self.hparams.seed)
-        if not self.train_records:
+        train: list[tuple[str, ChainRecord]] = []
+        val: list[tuple[str, ChainRecord]] = []
+        test_ids: dict[str, list[str]] = {}
+        for name, path in self.datasets.items():
+            records, test = split_held_out(read_chains(path), self.hparams.test_fraction, self.hparams.seed)
+            test_ids[name] = [r.question_id for r in test]
+            records = self._usable(records)
+            if self.val_files:
+                held_out = self._usable(read_chains(self.val_files[name])) if name in self.val_files else []
+            else:
+                records, held_out = split_held_out(records, self.hparams.val_fraction, self.hparams.seed)
+            if not records and len(self.datasets) > 1:
+                log.warning("%s (%s): no usable chains to train on", name, path)
+            train += [(name, r) for r in records]
+            val += [(name, r) for r in held_out]
+        if not train:
             hint = " (only complete chains are used; see only_complete)" if self.hparams.only_complete else ""
-            raise ValueError(f"{self.hparams.chains}: no usable chains to train on{hint}")
+            raise ValueError(f"{', '.join(self.datasets.values())}: no usable chains to train on{hint}")
+        self.test_ids = test_ids
+        self.train_record_datasets, self.train_records = (list(x) for x in zip(*train))
+        self.val_record_datasets, self.val_records = (list(x) for x in zip(*val)) if val else ([], [])
 
-    def _loader(self, records: list[ChainRecord], shuffle: bool) -> DataLoader:
+    def _loader(self, records: list[ChainRecord], datasets: list[str], shuffle: bool) -> DataLoader:
         rank, world_size = self._rank_and_world_size()
         sampler = QuestionBatches(
             [len(r.chain) for r in records],
@@ -278,7 +358,7 @@ class AlignerDataModule(L.LightningDataModule):
             seed=self.hparams.seed,
         )
         return (ResumableLoader if shuffle else DataLoader)(
-            ChainExamples(records, self.hparams.num_negatives),
+            ChainExamples(records, self.hparams.num_negatives, datasets),
             sampler=sampler,
             batch_size=None,
             collate_fn=collate,
@@ -286,14 +366,14 @@ class AlignerDataModule(L.LightningDataModule):
         )
 
     def train_dataloader(self) -> ResumableLoader:
-        self._train_loader = self._loader(self.train_records, shuffle=True)
+        self._train_loader = self._loader(self.train_records, self.train_record_datasets, shuffle=True)
         if self._resume_state is not None:
             self._train_loader.load_state_dict(self._resume_state)
             self._resume_state = None
         return self._train_loader
 
     def val_dataloader(self) -> DataLoader | list:
-        return self._loader(self.val_records, shuffle=False) if self.val_records else []
+        return self._loader(self.val_records, self.val_record_datasets, shuffle=False) if self.val_records else []
 
     # Lightning saves the datamodule's state in checkpoints and restores it before building loaders.
     def state_dict(self) -> dict[str, Any]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from core.config import require_non_negative, require_positive
 from datamodules.loaders import DataConfig
+from kg.archive import restore_archive, save_archive
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.openie_import import import_openie
+from kg.prompt import prompt_fingerprint
 from kg.store import KGStore
 from models.encoder import Encoder
 from models.lm_config import LMConfig
@@ -24,6 +26,9 @@ class KGConfig:
     """the corpus whose passages get triples"""
     store: str = "runs/kg/demo"
     """the KG store folder; a rerun continues where an interrupted one stopped"""
+    archive: str | None = None
+    """a committed archive folder (`data/kg/<corpus>`, see kg/archive.py): its passages are copied
+    into the store first, and the store's new ones written back after, even if interrupted"""
     openie: str | None = None
     """import these HippoRAG OpenIE triples instead of extracting"""
     lm: LMConfig = field(default_factory=LMConfig)
@@ -55,14 +60,33 @@ def build_kg(config: KGConfig) -> dict:
         passages = [p for p in passages if p.id in gold]
     passages = passages[: config.limit]
     store = KGStore(config.store)
-    if config.openie:
-        summary = import_openie(config.openie, passages, store)
-    else:
-        if notice := extraction_notice(store, passages, config.lm.resolved_backend()):
-            log.warning(notice)
-        encoder = Encoder(config.encoder) if config.num_demos else None
-        extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
-                                    batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
-        summary = extractor.extract_into(store, passages)
+    restored = restore_archive(config.archive, store) if config.archive else 0
+    try:
+        if config.openie:
+            summary = import_openie(config.openie, passages, store)
+        else:
+            if notice := extraction_notice(store, passages, config.lm.resolved_backend()):
+                log.warning(notice)
+            encoder = Encoder(config.encoder) if config.num_demos else None
+            extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
+                                        batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
+            summary = extractor.extract_into(store, passages)
+    finally:
+        if config.archive:
+            added = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config))
+            log.info("archive %s: %d passages restored, %d added", config.archive, restored, added)
+    if config.archive:
+        summary["archive"] = {"folder": config.archive, "restored": restored, "added": added}
     summary["store"] = store.stats()
     return summary
+
+
+def archive_settings(config: KGConfig) -> dict:
+    """What made the triples, for the archive's provenance."""
+    if config.openie:
+        return {"corpus": asdict(config.data), "openie": config.openie}
+    return {
+        "corpus": asdict(config.data), "lm": asdict(config.lm), "backend": config.lm.resolved_backend(),
+        "prompt": prompt_fingerprint(), "encoder": config.encoder, "num_demos": config.num_demos,
+        "batch_size": config.batch_size, "max_new_tokens": config.max_new_tokens,
+    }

@@ -6,6 +6,7 @@ encyclopedic passages, each with its complete set of triples.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,11 @@ def load_demos(path: str | Path = DEMOS_PATH) -> list[Demo]:
             tuple((normalize_space(h), normalize_space(r), normalize_space(t)) for h, r, t in triples),
         ))
     return demos
+
+
+def prompt_fingerprint(path: str | Path = DEMOS_PATH) -> str:
+    """A short hash of the instruction and the demonstration pool: it changes whenever the prompt does."""
+    return hashlib.sha256(INSTRUCTION.encode() + Path(path).read_bytes()).hexdigest()[:16]
 
 
 def build_prompt(passage: Passage, demos: list[Demo]) -> list[Message]:

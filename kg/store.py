@@ -113,15 +113,7 @@ class KGStore:
         return covered
 
     def _load_line(self, line: bytes, number: int) -> None:
-        try:
-            record = json.loads(line)
-            pid, source, rejected = record["passage_id"], record["source"], record["rejected"]
-            rows = record["triples"]
-            triples = [Triple(t["id"], t["head"], t["relation"], t["tail"], pid, t["sentence_index"]) for t in rows]
-        except json.JSONDecodeError as error:
-            raise DataError(self.log_path, f"line {number}", f"malformed JSON: {error.msg}") from None
-        except (KeyError, TypeError) as error:
-            raise DataError(self.log_path, f"line {number}", f"malformed store record ({error!r})") from None
+        pid, triples, rejected, source = parse_record(line, self.log_path, number)
         if pid in self._info:
             self.duplicates_on_load += 1
             return
@@ -205,7 +197,7 @@ class KGStore:
             new[pid] = (pid, list(triples), int(rejected))
         if not new:
             return 0
-        lines = "".join(_record_line(pid, triples, rejected, source) for pid, triples, rejected in new.values())
+        lines = "".join(record_line(pid, triples, rejected, source) for pid, triples, rejected in new.values())
         with open(self.log_path, "a", encoding="utf-8") as f:
             f.write(lines)
             f.flush()
@@ -257,7 +249,23 @@ def _rows_to_triples(rows: dict[str, list]) -> list[Triple]:
     return [Triple(*values) for values in zip(*(rows[c] for c in TRIPLE_COLUMNS))]
 
 
-def _record_line(pid: str, triples: list[Triple], rejected: int, source: str) -> str:
+def parse_record(line: bytes | str, path: str | os.PathLike, number: int) -> tuple[str, list[Triple], int, str]:
+    """One log line -> (passage id, triples, rejected, source); a `DataError` naming `path` and the line if malformed."""
+    try:
+        record = json.loads(line)
+        pid, source, rejected = record["passage_id"], record["source"], record["rejected"]
+        triples = [Triple(t["id"], t["head"], t["relation"], t["tail"], pid, t["sentence_index"])
+                   for t in record["triples"]]
+    except json.JSONDecodeError as error:
+        raise DataError(path, f"line {number}", f"malformed JSON: {error.msg}") from None
+    except (KeyError, TypeError) as error:
+        raise DataError(path, f"line {number}", f"malformed store record ({error!r})") from None
+    if source not in SOURCES:
+        raise DataError(path, f"line {number}", f"unknown source {source!r} (expected one of {SOURCES})")
+    return pid, triples, rejected, source
+
+
+def record_line(pid: str, triples: list[Triple], rejected: int, source: str) -> str:
     rows = [{"id": t.id, "head": t.head, "relation": t.relation, "tail": t.tail, "sentence_index": t.sentence_index}
             for t in triples]
     record = {"passage_id": pid, "source": source, "rejected": rejected, "triples": rows}

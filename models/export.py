@@ -85,6 +85,11 @@ def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _chains(chains: str | dict[str, str]) -> str:
+    """The training chains as the card names them: a file, or `name: file` for each of several datasets."""
+    return ", ".join(f"{name}: {path}" for name, path in chains.items()) if isinstance(chains, dict) else chains
+
+
 def model_card(hparams: Any, data: dict[str, Any], metrics: dict[str, float]) -> ModelCard:
     """The card: what the Aligner is, its base model, training data, validation figures and settings."""
     encoder = hparams["encoder"]
@@ -102,7 +107,7 @@ def model_card(hparams: Any, data: dict[str, Any], metrics: dict[str, float]) ->
     body = Template(CARD_TEMPLATE.read_text()).substitute(
         base=base,
         prefixes=prefixes,
-        chains=data.get("chains", "unknown"),
+        chains=_chains(data.get("chains", "unknown")),
         results="\n".join(f"| {k} | {v:.4f} |" for k, v in metrics.items()) or "| (none recorded) | |",
         settings="\n".join(f"| {k} | {json.dumps(v)} |" for k, v in settings.items()),
     )

@@ -8,9 +8,9 @@ backends that do not expose them.
 - `auto` (the default): vllm with a CUDA GPU and vLLM installed, else llama_cpp when
   llama-cpp-python is installed and the model is a GGUF (the packaged one is), else transformers.
   llama_cpp became the CPU default on benchmarks/results/lm_backends.md: on the same inputs its
-  outputs matched transformers' about as well as float rounding of a q4 model allows (79% identical
-  triples at the same recall against gpt-3.5, 80% identical reader answers, 95% identical
-  Constructor choices), 2.3-3.8x as fast for extraction, the reader and the Constructor and 1.6x for
+  outputs matched transformers' about as well as q4 rounding allows (62% identical triples at the
+  same precision and recall against gpt-3.5, 90% identical reader answers, 95% identical Constructor
+  choices), 3.3x as fast for extraction, 2.6x for the reader, 3.8x for the Constructor and 2.8x for
   MIND.
 
 MIND needs each generated token's entropy over the full vocabulary and the attention it receives,

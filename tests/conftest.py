@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from models.encoder import Encoder, EncoderConfig
@@ -149,3 +151,23 @@ def make_tiny_lm(tiny_lm_tokenizer):
 @pytest.fixture
 def tiny_lm(make_tiny_lm):
     return make_tiny_lm()
+
+
+def _run_rank(rank: int, worker, init_file: str, out_dir: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    try:
+        torch.save(worker(rank), f"{out_dir}/rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.fixture(scope="session")
+def spawn_two_ranks(tmp_path_factory):
+    """Run `worker(rank) -> results` in 2 processes joined in a gloo process group (one torch thread
+    each); returns the two ranks' results."""
+    def spawn(worker) -> list:
+        folder = tmp_path_factory.mktemp("ranks")
+        mp.spawn(_run_rank, args=(worker, str(folder / "init"), str(folder)), nprocs=2, join=True)
+        return [torch.load(folder / f"rank{r}.pt") for r in range(2)]
+    return spawn

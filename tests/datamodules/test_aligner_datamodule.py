@@ -1,25 +1,34 @@
 """The Aligner's datamodule: splits, examples, negatives, sampling, batching, sharding."""
 
+import hashlib
+import json
 from collections import Counter
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
-from datamodules.aligner_datamodule import AlignerDataModule
-from core.chains import ChainRecord, aligner_query, write_chains
+from datamodules.aligner_datamodule import AlignerDataModule, dataset_name
+from core.chains import ChainRecord, aligner_query, read_chains, write_chains
 from core.types import Triple, triple_key
 
+ROOT = Path(__file__).resolve().parents[2]
 
-def hand_made_chains() -> list[ChainRecord]:
-    """12 questions of 2-4 hops; every 4th a comparison (unordered); the last one incomplete.
+
+def hand_made_chains(n: int = 12, label: str = "") -> list[ChainRecord]:
+    """`n` (12) questions of 2-4 hops; every 4th a comparison (unordered); the last one incomplete.
+    `label` goes into the question texts and entities, so that two datasets with the same question ids
+    (q0, q1, ...) can be told apart.
 
     Each hop's negatives hold 6 real ones plus traps: the positive spelled differently, another
     triple of the chain, and a duplicate of a real negative.
     """
     records = []
-    for q in range(12):
+    for q in range(n):
         hops = 2 + q % 3
-        chain = tuple(Triple.make(f"e{q}h{i}", "links to", f"e{q}h{i + 1}", f"p{q}-{i}") for i in range(hops))
+        chain = tuple(Triple.make(f"{label}e{q}h{i}", "links to", f"{label}e{q}h{i + 1}", f"p{q}-{i}")
+                      for i in range(hops))
         negatives = tuple(
             tuple(Triple.make(f"n{q}h{i}x{j}", "links to", "elsewhere", f"p{q}-n{j}") for j in range(6))
             + (
@@ -30,8 +39,8 @@ def hand_made_chains() -> list[ChainRecord]:
             for i in range(hops)
         )
         comparison = q % 4 == 3
-        records.append(ChainRecord(f"q{q}", f"question {q}?", "comparison" if comparison else "bridge",
-                                   not comparison, q != 11, chain, negatives))
+        records.append(ChainRecord(f"q{q}", f"{label}question {q}?", "comparison" if comparison else "bridge",
+                                   not comparison, q != n - 1, chain, negatives))
     return records
 
 
@@ -44,7 +53,8 @@ def chains_file(tmp_path):
 
 def make_dm(chains_file, rank=0, world_size=1, epoch=0, **kwargs) -> AlignerDataModule:
     kwargs = {"batch_size": 4, "num_negatives": 3, "val_fraction": 0.2, **kwargs}
-    dm = AlignerDataModule(str(chains_file), **kwargs)
+    chains = {k: str(v) for k, v in chains_file.items()} if isinstance(chains_file, dict) else str(chains_file)
+    dm = AlignerDataModule(chains, **kwargs)
     dm.trainer = SimpleNamespace(global_rank=rank, world_size=world_size, current_epoch=epoch)
     dm.setup("fit")
     return dm
@@ -69,14 +79,14 @@ def test_split_is_by_question_deterministic_and_drops_incomplete(chains_file):
 def test_test_questions_are_a_random_share_of_all_questions_taken_before_incomplete_ones_are_dropped(chains_file):
     held_out = {seed: make_dm(chains_file, test_fraction=0.5, seed=seed) for seed in range(8)}
     for seed, dm in held_out.items():
-        test = set(dm.test_ids)
+        [test] = map(set, dm.test_ids.values())  # one dataset
         train, val = {r.question_id for r in dm.train_records}, {r.question_id for r in dm.val_records}
         assert len(test) == 6 and not test & (train | val)
         assert train | val | test == {f"q{i}" for i in range(12)} - ({"q11"} - test)  # only q11 may be missing
-        assert set(make_dm(chains_file, test_fraction=0.5, seed=seed).test_ids) == test
+        assert make_dm(chains_file, test_fraction=0.5, seed=seed).test_ids == dm.test_ids
     # the incomplete question is a test question as often as chance has it, not always
-    assert 0 < sum("q11" in dm.test_ids for dm in held_out.values()) < len(held_out)
-    assert make_dm(chains_file).test_ids == []
+    assert 0 < sum("q11" in ids for dm in held_out.values() for ids in dm.test_ids.values()) < len(held_out)
+    assert make_dm(chains_file).test_ids == {dataset_name(str(chains_file)): []}
 
 
 def test_examples_follow_the_query_format_and_prefixes_per_question(chains_file):
@@ -151,3 +161,116 @@ def test_validation_holds_every_prefix_with_fixed_negatives(chains_file):
     assert [b["queries"] for b in batches] == [b["queries"] for b in again_batches]
     assert [b["negatives"] for b in batches] == [b["negatives"] for b in again_batches]
     assert make_dm(chains_file, val_fraction=0.0).val_dataloader() == []
+
+
+def fingerprint(batches: list[dict]) -> str:
+    return hashlib.sha1(json.dumps([[b["question_ids"], b["queries"], b["positives"], b["negatives"],
+                                     b["index"].tolist()] for b in batches]).encode()).hexdigest()
+
+
+def test_a_single_chains_file_gives_the_split_and_batches_it_gave_before(chains_file):
+    """Pinned from the single-file datamodule before datasets were added (same files, same seeds)."""
+    def split(**kwargs):
+        dm = make_dm(chains_file, **kwargs)
+        return dm.test_ids, [r.question_id for r in dm.val_records], [r.question_id for r in dm.train_records]
+
+    name = dataset_name(str(chains_file))
+    assert split() == ({name: []}, ["q8", "q9"], ["q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q10"])
+    assert split(test_fraction=0.5) == ({name: ["q1", "q2", "q5", "q8", "q9", "q10"]}, ["q4"], ["q0", "q3", "q6", "q7"])
+    assert split(test_fraction=0.25, seed=3) == (
+        {name: ["q1", "q7", "q10"]}, ["q0", "q6"], ["q2", "q3", "q4", "q5", "q8", "q9"])
+    assert split(test_fraction=0.5, val_fraction=0.4, seed=7) == (
+        {name: ["q3", "q4", "q7", "q8", "q10", "q11"]}, ["q0", "q6"], ["q1", "q2", "q5", "q9"])
+    dm = make_dm(chains_file, test_fraction=0.25)
+    assert fingerprint(epoch_batches(dm, epoch=1)) == "d48f86dd81493b56e1302bc7944e0e851c926724"
+    assert fingerprint(list(dm.val_dataloader())) == "b27cba44f4826d4828b1160c7b54bf121aaffb8c"
+    assert dm.val_dataset_names == []  # one dataset: val/mrr only
+    assert make_dm({"solo": chains_file}, test_fraction=0.25).test_ids == {"solo": dm.test_ids[name]}
+
+
+@pytest.fixture
+def three_datasets(tmp_path) -> dict[str, Path]:
+    """Three chains files of 12, 8 and 20 questions whose question ids collide (q0, q1, ...)."""
+    files = {}
+    for name, n in (("alpha", 12), ("beta", 8), ("gamma", 20)):
+        files[name] = tmp_path / name / "chains.jsonl"
+        write_chains(files[name], hand_made_chains(n, label=f"{name}-"))
+    return files
+
+
+def test_each_dataset_is_split_within_itself_as_when_alone(three_datasets):
+    for seed in range(4):
+        dm = make_dm(three_datasets, test_fraction=0.5, val_fraction=0.25, seed=seed)
+        assert list(dm.test_ids) == list(three_datasets)
+        train, val = Counter(dm.train_record_datasets), Counter(dm.val_record_datasets)
+        for name, path in three_datasets.items():
+            alone = make_dm(path, test_fraction=0.5, val_fraction=0.25, seed=seed)
+            assert dm.test_ids[name] == alone.test_ids[dataset_name(str(path))]
+            n = len(read_chains(path))
+            assert len(dm.test_ids[name]) == n // 2  # each dataset keeps its share of test questions
+            usable = [r for r in read_chains(path) if r.question_id not in dm.test_ids[name] and r.complete]
+            assert val[name] == max(1, round(0.25 * len(usable))) and train[name] + val[name] == len(usable)
+            mine = [r for r, d in zip(dm.train_records, dm.train_record_datasets) if d == name]
+            assert mine == alone.train_records
+            mine = [r for r, d in zip(dm.val_records, dm.val_record_datasets) if d == name]
+            assert mine == alone.val_records
+        again = make_dm(three_datasets, test_fraction=0.5, val_fraction=0.25, seed=seed)
+        assert again.test_ids == dm.test_ids and again.val_records == dm.val_records
+    assert make_dm(three_datasets, test_fraction=0.5, seed=0).test_ids != make_dm(
+        three_datasets, test_fraction=0.5, seed=1).test_ids
+
+
+def test_examples_keep_their_dataset_and_a_batch_never_holds_one_question_twice(three_datasets):
+    dm = make_dm(three_datasets, batch_size=8, prefixes_per_question=3, test_fraction=0.25)
+    seen = set()
+    batches = [(True, b) for b in epoch_batches(dm, epoch=1)] + [(False, b) for b in dm.val_dataloader()]
+    for training, batch in batches:
+        pairs = list(zip(batch["datasets"], batch["question_ids"]))
+        assert len(set(pairs)) == len(pairs) or not training  # validation holds every prefix of a question
+        for (name, qid), query, positive in zip(pairs, batch["queries"], batch["positives"]):
+            number = qid[1:]
+            assert query.startswith(f"{name}-question {number}?") and positive.startswith(f"<{name}-e{number}h")
+            seen.add((name, qid))
+    assert {d for d, _ in seen} == set(three_datasets)
+    assert any(("alpha", q) in seen and ("gamma", q) in seen for _, q in seen)  # same id, two questions
+    assert set(dm.val_dataset_names) == set(three_datasets) and dm.val_dataset_names == list(three_datasets)
+
+
+def test_dataset_settings_are_checked(three_datasets, tmp_path):
+    with pytest.raises(ValueError, match="dataset name 'a.b'"):
+        make_dm({"a.b": three_datasets["alpha"]})
+    with pytest.raises(ValueError, match="no file"):
+        make_dm({})
+    with pytest.raises(ValueError, match="give a mapping"):
+        make_dm(three_datasets, val_chains=str(three_datasets["alpha"]))
+    with pytest.raises(ValueError, match="delta not among the datasets"):
+        make_dm(three_datasets, val_chains={"delta": str(three_datasets["alpha"])})
+    dm = make_dm(three_datasets, val_chains={"beta": str(three_datasets["alpha"])})
+    assert set(dm.val_record_datasets) == {"beta"} and len(dm.val_records) == 11  # all of alpha's complete ones
+    assert len(dm.train_records) == 11 + 7 + 19  # every complete chain of chains
+    assert dataset_name("runs/chains/musique/chains.jsonl") == "musique" and dataset_name("chains.jsonl") == "chains"
+
+
+def config_data(name: str) -> dict:
+    return yaml.safe_load((ROOT / "configs" / "aligner" / name).read_text())["data"]["init_args"]
+
+
+def test_multi_cpu_keeps_the_musique_test_questions_of_shared_cpu(three_datasets):
+    """multi_cpu.yaml's MuSiQue split is shared_cpu.yaml's (benchmarks/kirag_eval.py's 50 test questions);
+    on the real chains file when it is there, else on a stand-in of 100 questions."""
+    shared, multi = config_data("shared_cpu.yaml"), config_data("multi_cpu.yaml")
+    assert set(multi["chains"]) == {"musique", "hotpotqa", "2wiki"} and multi["chains"]["musique"] == shared["chains"]
+    assert multi["test_fraction"] == shared["test_fraction"] == 0.5
+    assert (multi["val_fraction"], multi["seed"]) == (shared["val_fraction"], shared["seed"])
+    musique = ROOT / shared["chains"]
+    if not musique.is_file():
+        musique = three_datasets["alpha"].parents[1] / "musique" / "chains.jsonl"
+        write_chains(musique, hand_made_chains(100, label="m-"))
+    alone = AlignerDataModule(**{**shared, "chains": str(musique)})
+    stand_ins = {"hotpotqa": str(three_datasets["beta"]), "2wiki": str(three_datasets["gamma"])}
+    together = AlignerDataModule(**{**multi, "chains": {"musique": str(musique), **stand_ins}})
+    alone.setup("fit"), together.setup("fit")
+    assert len(together.test_ids["musique"]) == round(0.5 * len(read_chains(musique)))
+    assert together.test_ids["musique"] == alone.test_ids["musique"]
+    assert together.train_records[: len(alone.train_records)] == alone.train_records
+    assert together.val_records[: len(alone.val_records)] == alone.val_records

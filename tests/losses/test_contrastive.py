@@ -7,7 +7,6 @@ import math
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
 from losses import ChainContrastiveLoss, contrastive_logits
@@ -136,36 +135,29 @@ def _loss_and_grads(loss_fn, query, positive, negatives, mask, drop_padding=Fals
     return loss.detach(), torch.cat([p.grad.reshape(-1) for p in encoder.parameters()])
 
 
-def _worker(rank: int, init_file: str, out_dir: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
-    try:
-        gathered, local = ChainContrastiveLoss(TAU, gather_across_devices=True), ChainContrastiveLoss(TAU)
-        results = {}
-        for name, tensors in _cases().items():
-            shard = [t[rank::2] for t in tensors]
-            # With unequal B, scale each rank's loss by B_r * W / sum(B) to weigh every query equally.
-            scale = shard[0].shape[0] * 2 / tensors[0].shape[0]
-            loss, grads = _loss_and_grads(gathered, *shard, drop_padding=name == "unequal_batch", scale=scale)
-            dist.all_reduce(grads)  # DDP: sum then divide by the world size
-            weight = torch.tensor([shard[0].shape[0] * loss.item(), shard[0].shape[0]], dtype=torch.float64)
-            dist.all_reduce(weight)
-            results[name] = {
-                "loss": loss,
-                "mean_grads": grads / 2,
-                "query_weighted_loss": weight[0] / weight[1],
-                "local_loss": _loss_and_grads(local, *shard)[0],
-            }
-        torch.save(results, f"{out_dir}/rank{rank}.pt")
-    finally:
-        dist.destroy_process_group()
+def _worker(rank: int) -> dict:
+    gathered, local = ChainContrastiveLoss(TAU, gather_across_devices=True), ChainContrastiveLoss(TAU)
+    results = {}
+    for name, tensors in _cases().items():
+        shard = [t[rank::2] for t in tensors]
+        # With unequal B, scale each rank's loss by B_r * W / sum(B) to weigh every query equally.
+        scale = shard[0].shape[0] * 2 / tensors[0].shape[0]
+        loss, grads = _loss_and_grads(gathered, *shard, drop_padding=name == "unequal_batch", scale=scale)
+        dist.all_reduce(grads)  # DDP: sum then divide by the world size
+        weight = torch.tensor([shard[0].shape[0] * loss.item(), shard[0].shape[0]], dtype=torch.float64)
+        dist.all_reduce(weight)
+        results[name] = {
+            "loss": loss,
+            "mean_grads": grads / 2,
+            "query_weighted_loss": weight[0] / weight[1],
+            "local_loss": _loss_and_grads(local, *shard)[0],
+        }
+    return results
 
 
 @pytest.fixture(scope="module")
-def two_rank_results(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ddp")
-    mp.spawn(_worker, args=(str(tmp / "init"), str(tmp)), nprocs=2, join=True)
-    return [torch.load(tmp / f"rank{r}.pt") for r in range(2)]
+def two_rank_results(spawn_two_ranks):
+    return spawn_two_ranks(_worker)
 
 
 @pytest.mark.parametrize("case", ["full", "masked"])

@@ -1,3 +1,5 @@
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -51,11 +53,90 @@ def test_fingerprint_tracks_settings_and_weights(make_tiny_encoder):
     ]
     prints = {make_tiny_encoder(**v).fingerprint() for v in variants}
     assert base not in prints and len(prints) == len(variants)
+    assert make_tiny_encoder(chunk_tokens=8).fingerprint() == base  # the same embeddings: the index stays
     assert make_tiny_encoder(seed=1).fingerprint() != base
     enc = make_tiny_encoder()
     with torch.no_grad():
         enc.model.embeddings.word_embeddings.weight[5, 0] += 1e-3
     assert enc.fingerprint() != base
+
+
+# 2 to 58 tokens (special tokens included), out of order, with a repeat and an empty text: chunks of
+# at most 40 padded tokens hold 1 to 6 texts (the 58 alone); 1 puts every text in a call of its own.
+VARIED = ["the river", "a much longer text about the film and the album of the band " * 2, "", "who was born",
+          "the city where the band was born and the river that runs through it", "x", "the river",
+          "which album", "what " * 12, "in the film"]
+
+
+def calls_to_model(enc):
+    """A list that gets the shape of the `input_ids` of every call to the encoder's model."""
+    shapes = []
+    enc.model.register_forward_pre_hook(lambda m, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)),
+                                        with_kwargs=True)
+    return shapes
+
+
+@pytest.mark.parametrize("chunk_tokens", [1, 40])
+@pytest.mark.parametrize("pooling,normalize", [("mean", True), ("cls", False)])
+def test_chunked_calls_give_the_embeddings_and_gradients_of_one_call(make_tiny_encoder, chunk_tokens, pooling, normalize):
+    one = make_tiny_encoder(chunk_tokens=10**6, pooling=pooling, normalize=normalize)
+    chunked = make_tiny_encoder(chunk_tokens=chunk_tokens, pooling=pooling, normalize=normalize)
+    one_calls, chunked_calls = calls_to_model(one), calls_to_model(chunked)
+    out_one, out_chunked = one(VARIED), chunked(VARIED)
+    assert len(one_calls) == 1 and len(chunked_calls) > 2
+    assert all(n * length <= chunk_tokens or n == 1 for n, length in chunked_calls)  # over the budget: alone
+    assert sum(n for n, _ in chunked_calls) == len(VARIED)
+    assert sum(n * length for n, length in chunked_calls) < one_calls[0][0] * one_calls[0][1]  # less padding
+    torch.testing.assert_close(out_chunked, out_one, atol=1e-6, rtol=1e-5)
+    weights = torch.randn(out_one.shape, generator=torch.Generator().manual_seed(0))
+    (out_one * weights).sum().backward()
+    (out_chunked * weights).sum().backward()
+    grads = dict(chunked.model.named_parameters())
+    # Sums over many tokens: rounding relative to the largest value (and a floor for the key biases, whose
+    # gradient is zero up to rounding: softmax does not change when one key bias is added to every score).
+    for name, param in one.model.named_parameters():
+        scale = float(param.grad.abs().max())
+        torch.testing.assert_close(grads[name].grad, param.grad, atol=1e-5 * scale + 1e-8, rtol=0, msg=name)
+    assert one.model.get_input_embeddings().weight.grad.abs().sum() > 0
+    with torch.no_grad():  # without gradients, each call looks its tokens up itself
+        torch.testing.assert_close(chunked(VARIED), out_one, atol=1e-6, rtol=1e-5)
+
+
+def test_chunked_calls_keep_input_order(make_tiny_encoder):
+    enc = make_tiny_encoder(chunk_tokens=40)
+    with torch.no_grad():
+        together = enc(VARIED)
+        alone = torch.cat([enc([t]) for t in VARIED])
+    torch.testing.assert_close(together, alone, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(together[0], together[6])  # the repeated text
+
+
+def test_chunks_are_longest_first_and_fill_the_token_budget(make_tiny_encoder):
+    enc = make_tiny_encoder(chunk_tokens=10)
+    assert enc._chunks([2, 5, 3, 5, 1, 3]) == [[1, 3], [2, 5, 0], [4]]  # 2 x 5, 3 x 3 (one more: 4 x 3), 1 x 1
+    assert enc._chunks([12, 2]) == [[0], [1]]  # a text over the budget in a chunk of its own
+    assert enc._chunks([2, 3, 1]) == [[0, 1, 2]]  # all fit: one call, in input order
+
+
+def test_default_chunk_budget_is_for_cpu(make_tiny_encoder):
+    enc = make_tiny_encoder()
+    assert enc.config.chunk_tokens is None and enc.chunk_tokens == 512
+    assert enc._chunks([100] * 5) == [[0, 1, 2, 3, 4]] and len(enc._chunks([100] * 6)) == 2  # 512 tokens
+
+
+def test_left_padding_is_never_chunked(make_tiny_encoder, tiny_tokenizer):
+    enc = make_tiny_encoder(chunk_tokens=1)
+    enc.tokenizer = copy.deepcopy(tiny_tokenizer)
+    enc.tokenizer.padding_side = "left"
+    calls = calls_to_model(enc)
+    assert enc(VARIED).shape == (len(VARIED), enc.dim) and len(calls) == 1
+
+
+def test_empty_input_gives_no_embeddings(make_tiny_encoder):
+    enc = make_tiny_encoder(chunk_tokens=40)
+    calls = calls_to_model(enc)
+    out = enc([], "query")
+    assert out.shape == (0, enc.dim) and out.dtype == torch.float32 and not calls
 
 
 def test_encode_preserves_input_order(tiny_encoder):
@@ -89,7 +170,8 @@ def test_a_name_is_a_config_with_that_name_and_the_defaults(tiny_tokenizer):
     assert enc.prefixes == {"query": "", "passage": ""} and enc.max_lengths == {"query": 256, "passage": 256}
 
 
-@pytest.mark.parametrize("bad", [dict(pooling="max"), dict(max_length=0), dict(query_max_length=0), dict(batch_size=0)])
+@pytest.mark.parametrize("bad", [dict(pooling="max"), dict(max_length=0), dict(query_max_length=0), dict(batch_size=0),
+                                 dict(chunk_tokens=0)])
 def test_config_rejects_bad_settings(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         EncoderConfig(**bad)

@@ -176,13 +176,14 @@ def test_train_py_fits_the_trigger_config(tmp_path):
     params = tmp_path / "trigger.json"
     cli = lightning_cli(["fit", "--config", str(root / "configs" / "trigger" / "demo.yaml"), "--data.traces", str(traces),
                     "--model.params_path", str(params), "--trainer.max_epochs", "2", "--trainer.logger", "false",
-                    "--trainer.default_root_dir", str(tmp_path), "--trainer.callbacks.dirpath", str(tmp_path / "ckpt"),
-                    "--trainer.enable_progress_bar", "false"])
+                    "--trainer.default_root_dir", str(tmp_path), "--trainer.enable_progress_bar", "false"])
     assert isinstance(cli.model, TriggerCalibrator) and cli.trainer.current_epoch == 2
     assert MindParams.load(params) == cli.model.params()
     assert cli.model.hparams.initial == {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "delta": 0.2, "threshold": 0.5,
                                          "attention": None}
-    checkpoint = tmp_path / "ckpt" / "last.ckpt"
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["best.ckpt", "last.ckpt"]
+    checkpoint = tmp_path / "checkpoints" / "last.ckpt"  # the end of training
+    assert torch.load(checkpoint, weights_only=False)["global_step"] == cli.trainer.global_step
     saved = MindParams(**torch.load(checkpoint, weights_only=False)["mind_params"])  # in the formulas' units
     reloaded = TriggerCalibrator.load_from_checkpoint(checkpoint)  # with the data's units, not the initial ones
     assert float(reloaded.m_a) != 1.0 and reloaded.params() == saved and saved.attention == "raw"

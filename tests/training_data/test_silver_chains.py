@@ -1,4 +1,5 @@
-"""Silver chains on hand-made cases, the chains file (resume after a kill), and the shared MuSiQue slice."""
+"""Silver chains on hand-made cases, their recovery of gold chains, the chains file (resume after a
+kill), and the shared MuSiQue slice."""
 
 import json
 
@@ -10,9 +11,10 @@ from core.types import Question, Triple
 from datamodules.loaders import DataConfig
 from kg.openie_import import import_openie
 from kg.store import KGStore
-from training_data.chain_quality import chain_report
+from training_data.chain_quality import chain_report, recovery, summarise_recovery
 from training_data.chains import ChainsConfig, build_chains_file
-from training_data.silver_chains import ChainBuilder, contains_answer, same_entity, substitute_hops
+from training_data.silver_chains import (Chain, ChainBuilder, contains_answer, entity_forms, linked, mentions,
+                                         same_entity, substitute_hops)
 
 
 def triple(head, relation, tail, pid):
@@ -65,6 +67,106 @@ def test_without_a_triple_holding_the_answer_the_chain_is_incomplete():
     question = Question("q", BRIDGE.question, ["Kirton"], ["A", "B"], "bridge")
     chain = ChainBuilder(use_ground_truth=False).build(question, BRIDGE_POOL)
     assert not chain.complete and len(chain.triples) == 2
+
+
+def test_entities_match_by_comma_or_bracket_pieces():
+    assert entity_forms("Des Moines, Iowa") == ("Des Moines, Iowa", "Des Moines", " Iowa")
+    assert entity_forms("Humboldt Peak (Colorado)")[1:] == ("Humboldt Peak ", "Colorado")
+    assert entity_forms("Ostrel Brewing") == ("Ostrel Brewing",) and entity_forms("Brenn, the") == ("Brenn, the",)
+    assert linked("Fredericton, New Brunswick", "Diocese of Fredericton") and linked("Iowa", "Warren County, Iowa")
+    assert not linked("Des Moines, Iowa", "Ostrel Brewing")
+    assert mentions("Indianola lies south of Des Moines.", "Des Moines, Iowa")
+    assert not mentions("Indianola lies south of the river.", "Des Moines, Iowa")
+
+
+def test_search_may_start_from_a_triple_without_question_words_when_it_leads_on():
+    # The old rule (the first triple names a question word) could only start from Corin Tale's triple,
+    # which nothing in passage B continues; "Dessmoor, Iowa" continues by its pieces.
+    question = Question("q", "Which county is Corin Tale's city of birth in?", ["Warrow County"], ["A", "B"])
+    pool = {"A": [triple("Big Mouth Records", "based in", "Dessmoor, Iowa", "A"),
+                  triple("Big Mouth Records", "founded by", "Corin Tale", "A"),
+                  triple("Corin Tale", "is", "frontman of Slipnot", "A")],
+            "B": [triple("Indianola", "is a city in", "Warrow County, Iowa", "B"),
+                  triple("Indianola", "has", "14,782 people", "B")]}
+    chain = ChainBuilder(use_ground_truth=False).build(question, pool)
+    assert texts(chain) == ["<Big Mouth Records; based in; Dessmoor, Iowa>", "<Indianola; is a city in; Warrow County, Iowa>"]
+    assert chain.complete
+
+
+def test_search_continues_from_what_the_previous_triple_adds_not_from_the_question_entity():
+    # Both chains end in the answer and share an entity at their step; only the second continues from
+    # the entity its first triple brings in (Ana Corvel), not from the question's Ostrel Brewing.
+    question = Question("q", "Where was the founder of Ostrel Brewing, which sponsors a team, born?", ["Drusk"], ["A", "B"])
+    pool = {"A": [triple("Ostrel Brewing", "founded by", "Ana Corvel", "A"), triple("Ostrel Brewing", "located in", "Brenn", "A")],
+            "B": [triple("Ana Corvel", "born in", "Drusk", "B"), triple("Ostrel Brewing", "sponsors", "Drusk Rovers", "B")]}
+    chain = ChainBuilder(use_ground_truth=False).build(question, pool)
+    assert texts(chain) == ["<Ostrel Brewing; founded by; Ana Corvel>", "<Ana Corvel; born in; Drusk>"]
+
+
+def test_the_beam_keeps_chains_that_can_still_end_in_the_answer():
+    # With one chain kept per length, the best-scoring pair spends passage C, the only one with the answer.
+    question = Question("q", "Which prize did the teacher of the founder of Ostrel Brewing win?", ["Gold Hop"], ["A", "B", "C"])
+    pool = {"A": [triple("Ostrel Brewing", "founded by", "Ana Corvel", "A")],
+            "B": [triple("Ana Corvel", "taught by", "Ivo Brann", "B"), triple("Ana Corvel", "won", "Silver Cup", "B")],
+            "C": [triple("Ivo Brann", "won", "Gold Hop prize", "C"),
+                  triple("Ostrel Brewing", "founder", "teacher prize winner", "C")]}
+    chain = ChainBuilder(use_ground_truth=False, beam_size=1).build(question, pool)
+    assert texts(chain) == ["<Ostrel Brewing; founded by; Ana Corvel>", "<Ana Corvel; taught by; Ivo Brann>",
+                            "<Ivo Brann; won; Gold Hop prize>"]
+    assert chain.complete
+
+
+def test_a_chain_with_an_unlinked_step_is_complete_only_when_links_are_not_required():
+    pool = {"A": [triple("Ostrel Brewing", "founded by", "Ana Corvel", "A")],
+            "B": [triple("Mira Holt", "born in", "Drusk", "B")]}
+    texts_by_pid = {"B": "Mira Holt was born in Drusk."}  # names nothing of passage A
+    strict = ChainBuilder(use_ground_truth=False).build(BRIDGE, pool, texts_by_pid)
+    loose = ChainBuilder(use_ground_truth=False, require_links=False).build(BRIDGE, pool, texts_by_pid)
+    assert texts(strict) == texts(loose) == ["<Ostrel Brewing; founded by; Ana Corvel>", "<Mira Holt; born in; Drusk>"]
+    assert (strict.complete, loose.complete) == (False, True)
+
+
+def test_recovery_of_a_decomposition_hop_by_hop():
+    question = Question("q", BRIDGE.question, ["Drusk"], ["A", "B"], "2hop", decomposition=[
+        {"question": "Who founded Ostrel Brewing?", "answer": "Ana Corvel"},
+        {"question": "Where was #1 born?", "answer": "Drusk"},
+    ])
+    founded, born = BREWERY[1], BREWER[1]
+    reference = Chain([founded, born], "decomposition", True, True)
+    exact = recovery(question, Chain([founded, born], "search", True, True), BRIDGE_POOL, reference)
+    assert (exact["at_hop"], exact["anywhere"], exact["in_triples"]) == ([True, True],) * 3
+    assert exact["same_as_reference"] == [True, True] and exact["exact"] and exact["ends_in_answer"]
+
+    located = BREWERY[0]  # holds neither sub-answer; Ana Corvel is still in the chain, at hop 2
+    wrong_start = recovery(question, Chain([located, born], "search", True, True), BRIDGE_POOL, reference)
+    assert wrong_start["at_hop"] == [False, True] and wrong_start["same_as_reference"] == [False, True]
+    assert wrong_start["anywhere"] == [True, True] and not wrong_start["exact"] and wrong_start["complete"]
+
+    swapped = recovery(question, Chain([born, founded], "search", True, False), BRIDGE_POOL)
+    assert swapped["at_hop"] == [True, False] and swapped["anywhere"] == [True, True]  # Ana Corvel is in both
+    assert not swapped["exact"] and not swapped["ends_in_answer"] and "same_as_reference" not in swapped
+
+    summary = summarise_recovery([exact | {"same_as_reference": [True, True]}, wrong_start])
+    assert (summary["questions"], summary["hops"], summary["at_hop"], summary["at_hop_1"], summary["at_hop_2"]) == (
+        2, 4, 0.75, 0.5, 1.0)
+    assert (summary["exact"], summary["complete"], summary["exact_if_complete"], summary["same_as_reference"]) == (
+        0.5, 1.0, 0.5, 0.75)
+    assert summarise_recovery([swapped])["exact_if_complete"] is None  # no chain flagged complete
+    assert recovery(Question("q", "?", ["x"], ["A"]), Chain([], "search", True, False), {}) is None
+
+
+def test_recovery_of_gold_triples_in_order_or_in_any_order_for_comparisons():
+    first, second = triple("Ostrel Brewing", "founded in", "1901", "A"), triple("Velm Press", "founded in", "1850", "B")
+    pool = {"A": [first], "B": [second]}
+    gold = [["Ostrel Brewing", "inception", "1901"], ["Velm Press", "inception", "1850"]]
+    comparison = Question("q", "Which was founded first?", ["Velm Press"], ["A", "B"], "comparison", gold_triples=gold)
+    composition = Question("q", "?", ["1850"], ["A", "B"], "compositional", gold_triples=gold)
+    reversed_chain = Chain([second, first], "search", False, True)
+    assert recovery(comparison, reversed_chain, pool)["exact"]
+    in_order = recovery(composition, reversed_chain, pool)
+    assert not in_order["exact"] and in_order["at_hop"] == [False, False] and in_order["all_anywhere"]
+    assert recovery(composition, Chain([first, second], "search", True, True), pool)["exact"]
+    assert not recovery(comparison, Chain([first], "search", False, False), pool)["exact"]
 
 
 def test_comparison_takes_one_agreeing_triple_per_passage_unordered():
@@ -158,6 +260,9 @@ def test_shared_musique_slice_with_gpt35_triples(shared_data, tmp_path):
     assert summary["by_source"] == {"decomposition": 30}
     assert report["file"]["complete"] >= 0.6 and report["file"]["decomposition"]["at_hop"] >= 0.8
     assert report["search"]["complete"] >= 0.6 and report["search"]["decomposition"]["at_hop"] >= 0.5
+    found = report["search"]["recovery"]  # 0.53 exact, 0.84 of the complete chains exact, when written
+    assert (found["questions"], found["hops"]) == (30, 71)
+    assert found["exact"] >= 0.45 and found["exact_if_complete"] >= 0.75 and found["same_as_reference"] >= 0.6
     records = read_chains(config.output)
     assert all(len(hop) == 30 for r in records for hop in r.negatives)
     assert all(not {t.id for t in r.chain} & {t.id for hop in r.negatives for t in hop} for r in records)

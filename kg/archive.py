@@ -1,0 +1,98 @@
+"""A KG archive: a corpus's extracted triples as a compressed, committable copy with its provenance.
+
+Extraction on a CPU takes hours per corpus, so stores that took more than one session are committed
+under `data/kg/<corpus>/`:
+- `triples.jsonl.gz`: the KG store's log lines (`kg/store.py`) of the archived passages, gzip
+  without a timestamp, so that the same triples give the same bytes;
+- `provenance.json`: what made them (corpus, LM and backend, prompt fingerprint, decoding settings)
+  and one entry per write (date, passages added).
+
+`prepare.py kg --archive data/kg/<corpus>` copies the archive's passages into the store before
+extracting (nothing is extracted twice) and writes the store's new passages back after, even when
+the extraction is interrupted.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from kg.store import KGStore, parse_record, record_line
+
+TRIPLES_NAME = "triples.jsonl.gz"
+PROVENANCE_NAME = "provenance.json"
+
+
+def read_archive(folder: str | os.PathLike) -> dict[str, str]:
+    """Passage id -> its log line, in archive order; {} when the folder has no archive yet.
+
+    Every line is validated; a malformed one is a `DataError` naming the file and the line.
+    """
+    path = Path(folder) / TRIPLES_NAME
+    if not path.exists():
+        return {}
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, EOFError) as error:
+        raise OSError(f"{path}: not a readable gzip archive ({error})") from None
+    entries: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            pid = parse_record(line, path, number)[0]
+            entries.setdefault(pid, line)
+    return entries
+
+
+def restore_archive(folder: str | os.PathLike, store: KGStore) -> int:
+    """Copy the archive's passages that `store` lacks into it; returns how many were copied."""
+    path = Path(folder) / TRIPLES_NAME
+    by_source: dict[str, list] = defaultdict(list)
+    for number, line in enumerate(read_archive(folder).values(), start=1):
+        pid, triples, rejected, source = parse_record(line, path, number)
+        if not store.has(pid):
+            by_source[source].append((pid, triples, rejected))
+    return sum(store.add_many(entries, source) for source, entries in by_source.items())
+
+
+def save_archive(
+    folder: str | os.PathLike, store: KGStore, passage_ids: Iterable[str], settings: dict
+) -> int:
+    """Add the stored passages among `passage_ids` that the archive lacks; returns how many were added.
+
+    The archive keeps what it holds; a write replaces the file atomically and appends
+    `{date, passages_added, settings}` to the provenance's history. Nothing is written when nothing is new.
+    """
+    folder = Path(folder)
+    entries = read_archive(folder)
+    new = [pid for pid in dict.fromkeys(passage_ids) if store.has(pid) and pid not in entries]
+    if not new:
+        return 0
+    for pid in new:
+        entries[pid] = record_line(pid, store.get(pid), store.rejected(pid), store.source(pid)).rstrip("\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / (TRIPLES_NAME + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+        f.write(("\n".join(entries.values()) + "\n").encode("utf-8"))
+    os.replace(tmp, folder / TRIPLES_NAME)
+
+    provenance_path = folder / PROVENANCE_NAME
+    provenance = json.loads(provenance_path.read_text()) if provenance_path.exists() else {"history": []}
+    records = [json.loads(line) for line in entries.values()]
+    provenance |= {
+        "passages": len(records),
+        "triples": sum(len(r["triples"]) for r in records),
+        "sources": dict(Counter(r["source"] for r in records)),
+    }
+    provenance["history"].append({
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "passages_added": len(new),
+        "settings": settings,
+    })
+    provenance_path.write_text(json.dumps(provenance, indent=2, ensure_ascii=False) + "\n")
+    return len(new)
