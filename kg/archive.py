@@ -22,17 +22,16 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from kg.store import KGStore, parse_record, record_line
+from kg.store import Entry, KGStore, parse_record, record_line
 
 TRIPLES_NAME = "triples.jsonl.gz"
 PROVENANCE_NAME = "provenance.json"
 
 
-def read_archive(folder: str | os.PathLike) -> dict[str, str]:
-    """Passage id -> its log line, in archive order; {} when the folder has no archive yet.
-
-    Every line is validated; a malformed one is a `DataError` naming the file and the line.
-    """
+def read_archive(folder: str | os.PathLike) -> dict[str, tuple[str, Entry, str]]:
+    """Passage id -> (its log line, (id, triples, rejected), source), in archive order; {} when the
+    folder has no archive yet. Every line is validated; a malformed one is a `DataError` naming the
+    file and the line."""
     path = Path(folder) / TRIPLES_NAME
     if not path.exists():
         return {}
@@ -41,22 +40,20 @@ def read_archive(folder: str | os.PathLike) -> dict[str, str]:
             lines = f.read().splitlines()
     except (OSError, EOFError) as error:
         raise OSError(f"{path}: not a readable gzip archive ({error})") from None
-    entries: dict[str, str] = {}
+    entries: dict[str, tuple[str, Entry, str]] = {}
     for number, line in enumerate(lines, start=1):
         if line.strip():
-            pid = parse_record(line, path, number)[0]
-            entries.setdefault(pid, line)
+            pid, triples, rejected, source = parse_record(line, path, number)
+            entries.setdefault(pid, (line, (pid, triples, rejected), source))
     return entries
 
 
 def restore_archive(folder: str | os.PathLike, store: KGStore) -> int:
     """Copy the archive's passages that `store` lacks into it; returns how many were copied."""
-    path = Path(folder) / TRIPLES_NAME
-    by_source: dict[str, list] = defaultdict(list)
-    for number, line in enumerate(read_archive(folder).values(), start=1):
-        pid, triples, rejected, source = parse_record(line, path, number)
+    by_source: dict[str, list[Entry]] = defaultdict(list)
+    for pid, (_, entry, source) in read_archive(folder).items():
         if not store.has(pid):
-            by_source[source].append((pid, triples, rejected))
+            by_source[source].append(entry)
     return sum(store.add_many(entries, source) for source, entries in by_source.items())
 
 
@@ -74,20 +71,20 @@ def save_archive(
     if not new:
         return 0
     for pid in new:
-        entries[pid] = record_line(pid, store.get(pid), store.rejected(pid), store.source(pid)).rstrip("\n")
+        triples, rejected, source = store.get(pid), store.rejected(pid), store.source(pid)
+        entries[pid] = (record_line(pid, triples, rejected, source).rstrip("\n"), (pid, triples, rejected), source)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / (TRIPLES_NAME + ".tmp")
     with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-        f.write(("\n".join(entries.values()) + "\n").encode("utf-8"))
+        f.write(("\n".join(line for line, _, _ in entries.values()) + "\n").encode("utf-8"))
     os.replace(tmp, folder / TRIPLES_NAME)
 
     provenance_path = folder / PROVENANCE_NAME
     provenance = json.loads(provenance_path.read_text()) if provenance_path.exists() else {"history": []}
-    records = [json.loads(line) for line in entries.values()]
     provenance |= {
-        "passages": len(records),
-        "triples": sum(len(r["triples"]) for r in records),
-        "sources": dict(Counter(r["source"] for r in records)),
+        "passages": len(entries),
+        "triples": sum(len(entry[1]) for _, entry, _ in entries.values()),
+        "sources": dict(Counter(source for _, _, source in entries.values())),
     }
     provenance["history"].append({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

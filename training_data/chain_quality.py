@@ -123,11 +123,10 @@ def recovery(question: Question, chain: Chain, pool: Pool, reference: Chain | No
         at_hop = anywhere
         exact = len(triples) == len(hops) and any(
             all(hop(t) for hop, t in zip(hops, order)) for order in itertools.permutations(triples))
+    in_triples = [any(hop(t) for t in everything) for hop in hops]
     record = {
-        "hops": len(hops), "at_hop": at_hop, "anywhere": anywhere,
-        "in_triples": [any(hop(t) for t in everything) for hop in hops],
-        "exact": exact, "all_anywhere": all(anywhere),
-        "all_in_triples": all(any(hop(t) for t in everything) for hop in hops),
+        "hops": len(hops), "at_hop": at_hop, "anywhere": anywhere, "in_triples": in_triples,
+        "exact": exact, "all_anywhere": all(anywhere), "all_in_triples": all(in_triples),
         "ends_in_answer": bool(triples) and contains_answer(triples[-1], question.answers),
         "complete": chain.complete, "length": len(triples),
     }
