@@ -1,11 +1,12 @@
 """Aligner training: step throughput against sentence-transformers, and next-triple ranking before/after training.
 
-    python benchmarks/aligner_training.py [--steps N] [--epochs E] [--val_fraction F]
+    python benchmarks/aligner_training.py [--steps N] [--config CONFIG] [--retrain]
                                           [--skip_throughput] [--skip_training]
 
-Both parts run on the MuSiQue train-100 silver chains over its gpt-3.5 triples
+The throughput part runs on the MuSiQue train-100 silver chains over its gpt-3.5 triples
 (`runs/chains/musique/chains.jsonl`, built here with `prepare.py kg` and `prepare.py chains` if absent),
-with the settings of `configs/aligner/shared_cpu.yaml`.
+with the settings of `configs/aligner/shared_cpu.yaml`. The ranking part trains on every dataset of
+`--config` (configs/aligner/multi_cpu.yaml: build its chains files first, see the config).
 
 1. Throughput (examples/s) of one training step: this project's `AlignerModule` (its encoder and
    `ChainContrastiveLoss`) against sentence-transformers' `MultipleNegativesRankingLoss`, each on its
@@ -22,12 +23,15 @@ with the settings of `configs/aligner/shared_cpu.yaml`.
    text (the same embeddings, padding being masked); ST pads each of its model calls to the longest
    text in it. The matrix products of forward and backward take most of the step, about in
    proportion to the tokens run; tokenisation, clipping and the AdamW step are a few percent.
-2. Next-triple MRR and R@1 on held-out questions before and after training: the chains are split by
-   question with the datamodule's own split (fixed seed), the Aligner is trained through `train.py`
-   (LightningCLI, in process) on the training questions only, and for every prefix of every held-out
-   chain the positive is ranked among ALL of its stored candidates (itself and every mined negative,
-   not a sample), with the base MiniLM and with the trained weights of the last epoch (no checkpoint
-   selection on the held-out questions).
+2. Next-triple MRR, R@1 and R@5 on each dataset's held-out test questions (a seeded random split by
+   question, taken before chains were built) before and after training: the Aligner is trained through
+   `train.py`'s CLI (in process) on `--config`, unless that run's best.ckpt is there from an earlier
+   run of this script, and best.ckpt (the best validation MRR, on validation questions disjoint from the
+   test ones) is evaluated. For every prefix of every test chain the positive is ranked among ALL its
+   stored candidates (itself and every mined negative, not a sample), with the base MiniLM and with
+   the trained weights; paired bootstrap over questions.
+3. With `--memory` (a separate run, below), the peak memory of one step; the training report quotes
+   its last table.
 """
 
 import argparse
@@ -36,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -44,17 +49,19 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
+from benchmarks.common import RESULTS, ROOT, machine, parse_args, trained_datamodule, write_results  # noqa: E402
 from core.chains import ChainRecord, read_chains, write_chains  # noqa: E402
 from core.cli import lightning_cli  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
 from datamodules.aligner_datamodule import collate  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402
+from evaluation.stats import paired_test  # noqa: E402
 from models.aligner import AlignerModule  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
 from models.packaged import resolve_model_path  # noqa: E402
 
 CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
+MULTI = ROOT / "configs" / "aligner" / "multi_cpu.yaml"
 CHAINS = ROOT / "runs" / "chains" / "musique" / "chains.jsonl"
 PREPARE = (("kg", "configs/kg/musique_gpt35.yaml"), ("chains", "configs/chains/musique_gpt35.yaml"))
 WARMUP = 3
@@ -241,11 +248,12 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
 def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
     """Rank of each positive among its own candidates (itself and ALL its stored negatives), every prefix.
 
-    Ties count against the positive. Chains are taken in their stored order.
+    Ties count against the positive. Chains are taken in their stored order. `per question`: each
+    question's mean reciprocal rank and R@5 over its prefixes (for paired tests).
     """
     examples = ChainExamples(records, num_negatives=10**9)
-    items = [examples.example(ExampleKey(0, q, hop, None))
-             for q, record in enumerate(records) for hop in range(len(record.chain))]
+    keys = [(q, hop) for q, record in enumerate(records) for hop in range(len(record.chain))]
+    items = [examples.example(ExampleKey(0, q, hop, None)) for q, hop in keys]
     queries = list(dict.fromkeys(e["query"] for e in items))
     triples = list(dict.fromkeys(t for e in items for t in (e["positive"], *e["negatives"])))
     q_vec = dict(zip(queries, encoder.encode(queries, "query", show_progress=False)))
@@ -258,40 +266,80 @@ def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
         ranks.append(1 + int((negatives >= positive).sum()))
         sizes.append(1 + len(e["negatives"]))
     ranks = np.array(ranks)
+    owner = np.array([q for q, _ in keys])
+    per_question = {"mrr": [float(np.mean(1.0 / ranks[owner == q])) for q in range(len(records))],
+                    "r@5": [float(np.mean(ranks[owner == q] <= 5)) for q in range(len(records))]}
     return {"questions": len(records), "examples": len(items), "mean candidates": float(np.mean(sizes)),
-            "mrr": float(np.mean(1.0 / ranks)), "r@1": float(np.mean(ranks == 1)), "r@5": float(np.mean(ranks <= 5))}
+            "mrr": float(np.mean(1.0 / ranks)), "r@1": float(np.mean(ranks == 1)), "r@5": float(np.mean(ranks <= 5)),
+            "per question": per_question}
 
 
-def run_training(chains: Path, settings: dict, epochs: int, val_fraction: float, folder: Path) -> tuple[list, dict]:
-    args = ["fit", "--config", str(CONFIG), "--data.chains", str(chains), "--data.val_fraction", str(val_fraction),
-            "--trainer.max_epochs", str(epochs), "--trainer.logger", "false",
-            "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
-            "--trainer.default_root_dir", str(folder), "--trainer.callbacks.dirpath", str(folder / "checkpoints")]
+def train(config: Path, retrain: bool) -> tuple[Path, dict]:
+    """Train with train.py's CLI on `config` into its own run folder, unless this function trained the
+    best.ckpt there already (then read back, with the timing it saved beside it); returns best.ckpt
+    and the timing."""
+    root = ROOT / yaml.safe_load(config.read_text())["trainer"]["default_root_dir"]
+    best, record = root / "checkpoints" / "best.ckpt", root / "benchmark_training.json"
+    if best.is_file() and record.is_file() and not retrain:
+        timing = json.loads(record.read_text())
+        if timing.get("checkpoint mtime_ns") == best.stat().st_mtime_ns:  # not retrained elsewhere since
+            return best, timing
+    args = ["fit", "--config", str(config), "--trainer.enable_progress_bar", "false",
+            "--trainer.enable_model_summary", "false"]
     start = time.perf_counter()
     argv, sys.argv = sys.argv, sys.argv[:1]  # LightningCLI warns when this script's own options are in sys.argv
     try:
         cli = lightning_cli(args)
     finally:
         sys.argv = argv
-    seconds = time.perf_counter() - start
-    data = cli.datamodule
-    held_out, trained_on = data.val_records, data.train_records
-    if {r.question_id for r in held_out} & {r.question_id for r in trained_on}:
-        raise RuntimeError("a held-out question is also a training question")
+    timing = {"seconds": time.perf_counter() - start, "steps": cli.trainer.global_step,
+              "epochs": cli.trainer.current_epoch, "best val/mrr": float(cli.trainer.checkpoint_callback.best_model_score)}
+    timing["checkpoint mtime_ns"] = best.stat().st_mtime_ns
+    record.write_text(json.dumps(timing, indent=2) + "\n")
+    return best, timing
 
-    start = time.perf_counter()
+
+def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict]:
+    """Train on every dataset of `config`, then rank each dataset's TEST questions (split off before
+    chains were built, never trained or validated on) with the base encoder and with best.ckpt."""
+    best, timing = train(config, retrain)
+    data = trained_datamodule(best)
+    settings = yaml.safe_load(config.read_text())
     base = AlignerModule(**settings["model"]["init_args"]).encoder
-    rows = [{"model": "before: base all-MiniLM-L6-v2", **rank_metrics(base, held_out)},
-            {"model": f"after: trained {epochs} epochs (last weights)", **rank_metrics(cli.model.encoder, held_out)}]
-    eval_seconds = time.perf_counter() - start
-    flat = {"training.epochs": epochs, "training.val_fraction": val_fraction,
-            "training.split_seed": data.hparams.seed, "training.train_questions": len(trained_on),
-            "training.train_steps": cli.trainer.global_step, "training.seconds": seconds,
-            "training.eval_seconds": eval_seconds,
-            "training.lightning_val_mrr_10_negatives": float(cli.trainer.callback_metrics.get("val/mrr", float("nan")))}
-    for key, row in zip(("before", "after"), rows):
-        flat.update({f"ranking.{key}.{k}": v for k, v in row.items() if k != "model"})
-    return rows, flat
+    trained = AlignerModule.load_from_checkpoint(best, map_location="cpu").encoder.eval()
+    train_n, val_n = Counter(data.train_record_datasets), Counter(data.val_record_datasets)
+    composition, rows = [], []
+    flat = {"training.config": str(config.relative_to(ROOT)), "training.checkpoint": str(best.relative_to(ROOT)),
+            **{f"training.{k}": v for k, v in timing.items()}}
+    tested = {}
+    for name, path in data.datasets.items():
+        records = read_chains(path)
+        test = set(data.test_ids[name])
+        tested[name] = [r for r in data.usable(records) if r.question_id in test]
+        composition.append({"dataset": name, "chains file": str(Path(path).relative_to(ROOT)),
+                            "questions": len(records), "complete chains": sum(r.complete for r in records),
+                            "test questions": len(test), "test questions with a complete chain": len(tested[name]),
+                            "trained on": train_n[name], "validation": val_n[name]})
+    tested["all"] = [r for records in tested.values() for r in records]
+    for name, records in tested.items():
+        if not records:
+            continue
+        before, after = rank_metrics(base, records), rank_metrics(trained, records)
+        row = {"dataset": name, "questions": before["questions"], "examples": before["examples"],
+               "mean candidates": before["mean candidates"]}
+        for metric in ("mrr", "r@1", "r@5"):
+            row[f"{metric} before"], row[f"{metric} after"] = before[metric], after[metric]
+        for metric in ("mrr", "r@5"):
+            _, row[f"{metric} p"] = paired_test(before["per question"][metric], after["per question"][metric])
+        rows.append(row)
+        flat.update({f"ranking.{name}.{k}": v for k, v in row.items() if k != "dataset"})
+    for row in composition:
+        flat.update({f"training.data.{row['dataset']}.{k}": v for k, v in row.items()
+                     if k not in ("dataset", "chains file")})
+    flat["training.questions"] = sum(r["questions"] for r in composition)
+    flat["training.questions_outside_test"] = sum(r["questions"] - r["test questions"] for r in composition)
+    flat["training.trained_on"] = sum(r["trained on"] for r in composition)
+    return composition, rows, flat
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -310,7 +358,8 @@ def main(args: argparse.Namespace) -> None:
                          f" {d['num_negatives']} negatives"),
             "chains": str(CHAINS.relative_to(ROOT)) + (f" (first {args.limit} records)" if args.limit else "")}
     parts = [f"# Aligner training\n\nMachine: {flat['machine']}. Encoder: {flat['encoder']}.\n"
-             f"Settings: {flat['settings']}. Data: {flat['chains']}, MuSiQue train-100 with its gpt-3.5 triples.\n"]
+             f"Throughput settings: {flat['settings']}. Data: {flat['chains']}, MuSiQue train-100 with its gpt-3.5 "
+             "triples.\n"]
     with tempfile.TemporaryDirectory() as tmp:
         chains = limited_chains(args.limit, Path(tmp))
         if not args.skip_throughput:
@@ -332,19 +381,30 @@ def main(args: argparse.Namespace) -> None:
                 "(`EncoderConfig.chunk_tokens`), each padded only to its own longest text; ST pads each model call "
                 "to its longest text. Model calls and the tokens they run (padded) are counted at each model's "
                 "embedding layer; unpadded: the tokens of the texts themselves.\n\n" + markdown_table(rows, columns))
-        if not args.skip_training:
-            rows, part = run_training(chains, settings, args.epochs, args.val_fraction, Path(tmp) / "run")
-            flat.update(part)
-            columns = ["model", "questions", "examples", "mean candidates", "mrr", "r@1", "r@5"]
-            parts.append(
-                "## Next-triple ranking on held-out questions\n\n"
-                f"Split by question (AlignerDataModule, seed {part['training.split_seed']}, val_fraction "
-                f"{args.val_fraction}): {part['training.train_questions']} training questions, "
-                f"{rows[0]['questions']} held out, never trained on. Trained with train.py (LightningCLI) on "
-                f"{CONFIG.relative_to(ROOT)}: {args.epochs} epochs, {part['training.train_steps']} steps, "
-                f"{part['training.seconds']:.0f} s (validation included). Every prefix of every held-out chain; "
-                "the positive ranked among itself and all its stored negatives (ties count against it).\n\n"
-                + markdown_table(rows, columns))
+    if not args.skip_training:
+        composition, rows, t = run_training(args.config.resolve(), args.retrain)
+        flat.update(t)
+        parts.append(
+            "## Training on every dataset\n\n"
+            f"`python train.py fit --config {t['training.config']}` (run by this script through the same CLI): "
+            f"{t['training.steps']} steps, {t['training.epochs']} epochs, {t['training.seconds']:.0f} s on this "
+            f"machine, validation included; the evaluated checkpoint is `{t['training.checkpoint']}`, the best "
+            f"validation MRR ({t['training.best val/mrr']:.3f}). {t['training.questions']} questions in all, "
+            f"{t['training.questions_outside_test']} outside the test splits, of which {t['training.trained_on']} "
+            "have a complete chain and are trained on and the rest of the complete ones validate. Each dataset's "
+            "test questions are a seeded random split by question taken before its chains were built "
+            "(`test_fraction`), never trained or validated on.\n\n"
+            + markdown_table(composition, list(composition[0]))
+            + "\n## Next-triple ranking on the held-out test questions, per dataset\n\n"
+            "Every prefix of every test question's complete chain; the positive ranked among itself and all "
+            "its stored negatives (ties count against it). Before: the base all-MiniLM-L6-v2; after: best.ckpt. "
+            "p: paired bootstrap over questions (each question's mean over its prefixes).\n\n"
+            + markdown_table(rows, list(rows[0])))
+    memory = RESULTS / f"{args.output_name}_memory.md"
+    if memory.is_file():  # written by `--memory`, a separate run (each setting in a fresh process)
+        parts.append("## Memory of one step, plain against cached loss\n\nFrom `python benchmarks/aligner_training.py "
+                     f"--memory` (`benchmarks/results/{memory.name}`):\n\n"
+                     + memory.read_text().split("\n\n", 2)[-1])
     write_results(args.output_name, "\n".join(parts), flat)
 
 
@@ -472,8 +532,8 @@ def run_memory(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=30, help="timed training steps per method")
-    parser.add_argument("--epochs", type=int, default=10, help="training epochs for the before/after ranking")
-    parser.add_argument("--val_fraction", type=float, default=0.3, help="share of questions held out")
+    parser.add_argument("--config", type=Path, default=MULTI, help="the training config of the before/after ranking")
+    parser.add_argument("--retrain", action="store_true", help="train again even if the config's best.ckpt exists")
     parser.add_argument("--skip_throughput", action="store_true")
     parser.add_argument("--skip_training", action="store_true")
     parser.add_argument("--output_name", default="aligner_training", help="results name under benchmarks/results/")

@@ -13,6 +13,26 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
 
 
+def trained_datamodule(checkpoint: Path):
+    """The AlignerDataModule a checkpoint was trained with, set up again from the data settings saved in
+    it (relative paths taken from the project root): the same split, so the same `test_ids` per dataset."""
+    from datamodules.aligner_datamodule import AlignerDataModule
+
+    saved = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    settings = {k: v for k, v in saved["data_hparams"].items() if not k.startswith("_")}  # LightningCLI adds `_class_path`
+
+    def rooted(paths: str | dict[str, str]) -> str | dict[str, str]:
+        return {n: str(ROOT / p) for n, p in paths.items()} if isinstance(paths, dict) else str(ROOT / paths)
+
+    for key in ("chains", "val_chains"):
+        if settings.get(key) is not None:
+            settings[key] = rooted(settings[key])
+    data = AlignerDataModule(**settings)
+    data.setup("fit")
+    data.load_state_dict(saved.get(AlignerDataModule.__qualname__, {}))  # refuses chains files changed since
+    return data
+
+
 def machine() -> str:
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, {device}"

@@ -15,19 +15,20 @@ packaged Qwen2.5-0.5B reader from their top 3 passages:
 Every figure has its 95% bootstrap interval, and every method a paired test against `rag` on the
 same questions; the hop-count composition of each question set is reported.
 
-MuSiQue: the 50 test questions of hipporag_train_100 (`test_fraction` of configs/aligner/shared_cpu.yaml:
-a seeded random half, drawn before incomplete chains were dropped) over the gpt-3.5 triples. It needs:
+The trained Aligner (`--aligner`, default the MuSiQue one below) is a checkpoint of the best
+validation MRR (`best.ckpt`). Each part evaluates the questions the Aligner never trained on: the
+test split of the part's dataset, rebuilt from the data settings saved in the checkpoint.
+MuSiQue: the 50 test questions of hipporag_train_100 (`test_fraction` 0.5: a seeded random half,
+drawn before incomplete chains were dropped; the same 50 for shared_cpu.yaml and multi_cpu.yaml)
+over the gpt-3.5 triples. It needs:
     python prepare.py kg --config configs/kg/musique_gpt35.yaml
     python prepare.py chains --config configs/chains/musique_gpt35.yaml
     python train.py fit --config configs/aligner/shared_cpu.yaml      # checkpoints/best.ckpt is used
-The trained Aligner is its checkpoint of the best validation MRR (`best.ckpt`); the test questions are
-those of the split it was trained with, rebuilt from the data settings saved in that checkpoint (the
-`musique` dataset of its chains: the same 50 for shared_cpu.yaml and multi_cpu.yaml).
-HotpotQA: the first `--hotpotqa_questions` (50) hipporag_train_100 questions over their own context
-passages (10 each, distractor setting), with this project's own triples, extracted with the default
-LM backend into the store of the whole train-100 corpus:
-    python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml --data.corpus null --data.limit 50
-The Aligner never saw HotpotQA (a checkpoint trained on a `hotpotqa` dataset is refused).
+HotpotQA: hipporag_train_100 questions over the whole train-100 corpus (994 passages) with this
+project's own triples (`python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml`, restored
+from its committed archive): the `hotpotqa` test split of an Aligner trained on it
+(configs/aligner/multi_cpu.yaml), else the first `--hotpotqa_questions` (50).
+    python benchmarks/kirag_eval.py --aligner runs/aligner/multi/checkpoints/best.ckpt
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
 timing part measures, on warm caches and without the reader, seconds per question of the
@@ -45,10 +46,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from datamodules.aligner_datamodule import AlignerDataModule, named_chains  # noqa: E402
+from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
 from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
 from evaluation.factory import build_method  # noqa: E402
@@ -58,49 +57,33 @@ from evaluation.report import compare, markdown_table, paired_with, run_scores, 
 from evaluation.runner import evaluate  # noqa: E402
 from evaluation.stats import paired_test  # noqa: E402
 
-RUNS = ROOT / "runs" / "bench" / "kirag"
-TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # the best validation MRR
+TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # `--aligner`: the best validation MRR
+RUNS = ROOT / "runs" / "bench" / "kirag" / "musique"  # runs/bench/kirag/<the Aligner's training run folder>
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
-HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
+HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
+                      str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
+DATA = {"musique": MUSIQUE, "hotpotqa": HOTPOTQA}
 KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_100"}
 COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
-    "recall@5 95% CI", "em", "em 95% CI", "f1", "f1 95% CI", "recall@5 vs first (p)", "em vs first (p)",
+    "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI", "answer_in_context@5", "em", "em 95% CI",
+    "f1", "f1 95% CI", "recall@5 vs first (p)", "answer_in_context@3 vs first (p)", "em vs first (p)",
     "f1 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls", "constructor_fallbacks",
     "llm_calls", "seconds_per_question"]
 
 
-def trained_settings() -> dict:
-    """The data settings saved in the trained Aligner's checkpoint, relative paths taken from the project root."""
-    saved = torch.load(TRAINED, map_location="cpu", weights_only=False, mmap=True)["data_hparams"]
-    settings = {k: v for k, v in saved.items() if not k.startswith("_")}  # LightningCLI adds `_class_path`
-
-    def rooted(paths: str | dict[str, str]) -> str | dict[str, str]:
-        return {n: str(ROOT / p) for n, p in paths.items()} if isinstance(paths, dict) else str(ROOT / paths)
-
-    settings["chains"] = rooted(settings["chains"])
-    if settings.get("val_chains") is not None:
-        settings["val_chains"] = rooted(settings["val_chains"])
-    return settings
-
-
-def trained_data() -> AlignerDataModule:
-    """The datamodule the trained Aligner was trained with, set up again from its checkpoint's settings:
-    the same split, so the same `test_ids` per dataset."""
-    data = AlignerDataModule(**trained_settings())
-    data.setup("fit")
-    return data
-
-
-def held_out_musique() -> DataConfig:
-    """Write the MuSiQue questions the Aligner never trained on (unified format) and point at them."""
-    data = trained_data()
-    if "musique" not in data.test_ids:
-        sys.exit(f"{TRAINED} was not trained on a dataset named musique (its chains: {data.datasets})")
-    test = set(data.test_ids["musique"])
-    benchmark = MUSIQUE.load()
+def evaluated_questions(part: str, hotpotqa_questions: int) -> DataConfig:
+    """The questions of a part the Aligner never trained on: its test split of the part's dataset, written
+    in unified format; for HotpotQA when it never saw the dataset, the first `hotpotqa_questions`."""
+    test_ids = trained_datamodule(TRAINED).test_ids
+    if part not in test_ids:
+        if part == "musique":
+            sys.exit(f"{TRAINED} was not trained on a dataset named musique (its datasets: {', '.join(test_ids)})")
+        return replace(HOTPOTQA, limit=hotpotqa_questions)
+    test = set(test_ids[part])
+    benchmark = DATA[part].load()
     questions = [q for q in benchmark.questions if q.id in test]
-    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / "musique_held_out")
+    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / f"{part}_held_out")
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 
@@ -205,13 +188,9 @@ def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[d
 
 
 def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: int) -> tuple[str, dict]:
-    if not TRAINED.is_file():
-        sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
     if not KGS[part].is_dir():
         sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
-    if part == "hotpotqa" and "hotpotqa" in named_chains(trained_settings()["chains"]):
-        sys.exit(f"{TRAINED} was trained on HotpotQA train-100 questions; this part evaluates the first of them")
-    data = held_out_musique() if part == "musique" else replace(HOTPOTQA, limit=hotpotqa_questions)
+    data = evaluated_questions(part, hotpotqa_questions)
     runs = configs(part, data, constructor_questions)
     budget = round(evaluate(runs["kirag trained"])["passages_retrieved"])
     runs = configs(part, data, constructor_questions, budget)
@@ -250,22 +229,35 @@ def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
-    parser.add_argument("--hotpotqa_questions", type=int, default=50)
+    parser.add_argument("--aligner", type=Path, default=TRAINED,
+                        help="the trained Aligner's checkpoint (runs go to runs/bench/kirag/<its training run>)")
+    parser.add_argument("--hotpotqa_questions", type=int, default=50,
+                        help="HotpotQA questions when the Aligner never trained on HotpotQA")
     parser.add_argument("--constructor_questions", type=int, default=None,
                         help="run the Constructor on the first N questions only (default: all)")
     args = parse_args(parser)
-    sections, flat = [], {"setup": f"machine: {machine()}"}
+    global TRAINED, RUNS
+    TRAINED = args.aligner.resolve()
+    RUNS = ROOT / "runs" / "bench" / "kirag" / TRAINED.parents[1].name
+    if not TRAINED.is_file():
+        sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
+    test_ids = trained_datamodule(TRAINED).test_ids
+    shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
+    sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner datasets": ", ".join(test_ids)}
     for part in args.parts:
         text, figures = run_part(part, args.constructor_questions, args.hotpotqa_questions)
         sections.append(text)
         flat.update(figures)
     about = {"musique": "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), "
                         "gpt-3.5 triples.",
-             "hotpotqa": f"HotpotQA: the first {args.hotpotqa_questions} hipporag_train_100 questions over their own "
-                         "context passages, this project's triples (packaged LM, llama.cpp)."}
+             "hotpotqa": ("HotpotQA: the hipporag_train_100 test questions (a seeded random half, never trained on)"
+                          if "hotpotqa" in test_ids else f"HotpotQA: the first {args.hotpotqa_questions} "
+                          "hipporag_train_100 questions (the Aligner never saw HotpotQA)")
+                         + " over the whole train-100 corpus, this project's triples (packaged LM, llama.cpp)."}
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
+                f"Trained Aligner: `{flat['aligner']}` (best validation MRR), trained on {flat['aligner datasets']}.\n"
                 + " ".join(about[part] for part in args.parts)
                 + " 95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)

@@ -132,7 +132,8 @@ def main(args: argparse.Namespace) -> None:
     for row in rows:
         row["calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)
     columns = ["method", "questions", "em", "em 95% CI", "f1", "f1 95% CI", "em vs first (p)", "f1 vs first (p)",
-               "recall@5", "recall@5 95% CI", "passages_retrieved", "recall@retrieved", "retrieval_calls",
+               "recall@5", "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI",
+               "answer_in_context@3 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls",
                "calls vs fixed interval", "llm_calls", "seconds_per_question"]
     traces, _ = paths(args.attention)
     labels = label_counts(read_traces(traces))

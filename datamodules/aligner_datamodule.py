@@ -249,6 +249,7 @@ class AlignerDataModule(L.LightningDataModule):
             training and validation for evaluation (`test_ids`, per dataset): a seeded random split by
             question within each dataset, taken before incomplete chains are dropped, so the test set is
             not biased towards hard questions. A dataset's split is the one it gets when trained on alone.
+            A mapping {dataset name: fraction} sets it per dataset (every dataset named).
         val_fraction: share of each dataset's remaining usable questions held out for validation when
             `val_chains` is not given.
         val_chains: separate validation files (a path, or a mapping whose names are datasets of `chains`);
@@ -269,7 +270,7 @@ class AlignerDataModule(L.LightningDataModule):
     def __init__(
         self,
         chains: str | dict[str, str],
-        test_fraction: float = 0.0,
+        test_fraction: float | dict[str, float] = 0.0,
         val_fraction: float = 0.1,
         val_chains: str | dict[str, str] | None = None,
         batch_size: int = 16,
@@ -280,12 +281,19 @@ class AlignerDataModule(L.LightningDataModule):
         only_complete: bool = True,
     ) -> None:
         super().__init__()
-        if not (0 <= val_fraction < 1 and 0 <= test_fraction < 1):
-            raise ValueError(f"val_fraction and test_fraction must be in [0, 1), got {val_fraction}, {test_fraction}")
         if batch_size < 1 or prefixes_per_question < 1 or num_negatives < 0:
             raise ValueError("batch_size and prefixes_per_question must be positive and num_negatives non-negative")
         self.save_hyperparameters()
         self.datasets = named_chains(chains)
+        if isinstance(test_fraction, dict):
+            if sorted(test_fraction) != sorted(self.datasets):
+                raise ValueError(f"test_fraction names datasets {', '.join(sorted(test_fraction))}; chains has "
+                                 f"{', '.join(sorted(self.datasets))}")
+            self.test_fractions = dict(test_fraction)
+        else:
+            self.test_fractions = dict.fromkeys(self.datasets, test_fraction)
+        if not (0 <= val_fraction < 1 and all(0 <= f < 1 for f in self.test_fractions.values())):
+            raise ValueError(f"val_fraction and test_fraction must be in [0, 1), got {val_fraction}, {test_fraction}")
         self.val_files: dict[str, str] = {}
         if val_chains is not None:
             if isinstance(val_chains, str):
@@ -314,7 +322,7 @@ class AlignerDataModule(L.LightningDataModule):
     def _rank_and_world_size(self) -> tuple[int, int]:
         return (self.trainer.global_rank, self.trainer.world_size) if self.trainer is not None else (0, 1)
 
-    def _usable(self, records: list[ChainRecord]) -> list[ChainRecord]:
+    def usable(self, records: list[ChainRecord]) -> list[ChainRecord]:
         return [r for r in records if r.chain and (r.complete or not self.hparams.only_complete)]
 
     def setup(self, stage: str | None = None) -> None:
@@ -328,11 +336,11 @@ class AlignerDataModule(L.LightningDataModule):
         val: list[tuple[str, ChainRecord]] = []
         test_ids: dict[str, list[str]] = {}
         for name, path in self.datasets.items():
-            records, test = split_held_out(read_chains(path), self.hparams.test_fraction, self.hparams.seed)
+            records, test = split_held_out(read_chains(path), self.test_fractions[name], self.hparams.seed)
             test_ids[name] = [r.question_id for r in test]
-            records = self._usable(records)
+            records = self.usable(records)
             if self.val_files:
-                held_out = self._usable(read_chains(self.val_files[name])) if name in self.val_files else []
+                held_out = self.usable(read_chains(self.val_files[name])) if name in self.val_files else []
             else:
                 records, held_out = split_held_out(records, self.hparams.val_fraction, self.hparams.seed)
             if not records and len(self.datasets) > 1:
@@ -375,14 +383,32 @@ class AlignerDataModule(L.LightningDataModule):
     def val_dataloader(self) -> DataLoader | list:
         return self._loader(self.val_records, self.val_record_datasets, shuffle=False) if self.val_records else []
 
-    # Lightning saves the datamodule's state in checkpoints and restores it before building loaders.
+    # Lightning saves the datamodule's state in checkpoints and restores it (after `setup`) before building
+    # loaders. The test questions are saved too: a chains file that changed since (questions added) would
+    # split differently, and evaluating on the new split would score questions that were trained on.
     def state_dict(self) -> dict[str, Any]:
-        return {"train_loader": self._train_loader.state_dict()} if self._train_loader is not None else {}
+        state: dict[str, Any] = {"test_ids": self.test_ids}
+        if self._train_loader is not None:
+            state["train_loader"] = self._train_loader.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if "test_ids" in state:
+            self._check_test_ids(state["test_ids"])
         if "train_loader" not in state:
             return
         if self._train_loader is not None:  # strategies that restore after building the loaders
             self._train_loader.load_state_dict(state["train_loader"])
         else:
             self._resume_state = state["train_loader"]
+
+    def _check_test_ids(self, saved: dict[str, list[str]]) -> None:
+        if not self.test_ids:
+            self.setup("fit")
+        changed = [name for name in sorted(set(saved) | set(self.test_ids))
+                   if sorted(saved.get(name, [])) != sorted(self.test_ids.get(name, []))]
+        if changed:
+            files = ", ".join(self.datasets[n] for n in changed if n in self.datasets)
+            raise ValueError(f"the test questions of {', '.join(changed)} are not those the checkpoint was trained "
+                             f"with: its chains files ({files}) changed since, so the split changed; train again, "
+                             "or restore those files")

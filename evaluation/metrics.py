@@ -6,6 +6,9 @@ questions that have gold passages (how many do is reported beside it); an empty 
 `RetrievalRecall` cannot express that: it only sees the passages it is given, so a gold passage
 that was never retrieved would be missing from the denominator. EM/F1 are SQuAD's
 (`core.text.answer_scores`: SQuAD normalisation, maximised over the answer and its aliases), as fractions.
+`answer_in_context@k` is the share of questions with gold answers whose answer (or an alias) appears,
+as whole words after the same normalisation, in the title or text of the top k passages: whether
+the reader (which reads the top 3 by default) could have answered, apart from the reader itself.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from __future__ import annotations
 import torch
 from torchmetrics import Metric
 
-from core.text import answer_scores
+from core.text import answer_scores, contains_words
 from datamodules.loaders import Benchmark
 from evaluation.stats import bootstrap_ci
 from inference.methods import Prediction
 
 RECALL_KS = (1, 2, 3, 5, 10)
+CONTEXT_KS = (3, 5)
 
 
 def recall_at_k(ranked_ids: list[str], gold_ids: list[str], k: int) -> float:
@@ -69,7 +73,7 @@ class AnswerMetrics(Metric):
         return {"em": self.em / n, "f1": self.f1 / n}
 
 
-TESTED = ("recall@5", "em", "f1")  # the figures given a confidence interval and paired tests
+TESTED = ("recall@5", "answer_in_context@3", "em", "f1")  # the figures given an interval and paired tests
 
 
 def pool(prediction: Prediction) -> list[str]:
@@ -81,12 +85,16 @@ def question_scores(benchmark: Benchmark, predictions: list[Prediction]) -> dict
     """Per question id: recall@k (questions with gold passages) and EM/F1 (answered questions with
     gold answers): what the means of `compute_metrics` average, for intervals and paired tests."""
     scores = {}
+    texts = {passage.id: f"{passage.title} {passage.text}" for passage in benchmark.passages}
     for p, q in zip(predictions, benchmark.questions, strict=True):
         row = {}
+        ranked = [pid for pid, _ in p.passages]
         if q.gold_passage_ids:
-            ranked = [pid for pid, _ in p.passages]
             row |= {f"recall@{k}": recall_at_k(ranked, q.gold_passage_ids, k) for k in RECALL_KS}
             row["recall@retrieved"] = recall_at_k(pool(p), q.gold_passage_ids, len(pool(p)))
+        if q.answers:
+            row |= {f"answer_in_context@{k}": float(any(contains_words(texts[pid], a) for pid in ranked[:k]
+                                                        for a in q.answers)) for k in CONTEXT_KS}
         if p.answer is not None and q.answers:
             row |= answer_scores(p.answer, q.answers)
         scores[q.id] = row
@@ -120,8 +128,10 @@ def compute_metrics(benchmark: Benchmark, predictions: list[Prediction]) -> dict
         scores.update([a for a, _ in answered], [g for _, g in answered])
         metrics.update({k: float(v) for k, v in scores.compute().items()})
     scores = question_scores(benchmark, predictions)
-    with_gold = [row["recall@retrieved"] for row in scores.values() if "recall@retrieved" in row]
-    metrics["recall@retrieved"] = sum(with_gold) / len(with_gold) if with_gold else 0.0
+    for name in ["recall@retrieved"] + [f"answer_in_context@{k}" for k in CONTEXT_KS]:
+        values = [row[name] for row in scores.values() if name in row]
+        if values or name == "recall@retrieved":
+            metrics[name] = sum(values) / len(values) if values else 0.0
     metrics |= confidence_intervals(scores)
     n = max(len(predictions), 1)
     metrics["passages_retrieved"] = sum(len(pool(p)) for p in predictions) / n

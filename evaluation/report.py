@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from core.records import write_atomic  # noqa: E402
 from evaluation.config import EvalConfig, read_run_config  # noqa: E402
 from datamodules.loaders import Benchmark  # noqa: E402
-from evaluation.metrics import RECALL_KS, TESTED, question_scores  # noqa: E402
+from evaluation.metrics import CONTEXT_KS, RECALL_KS, TESTED, question_scores  # noqa: E402
 from evaluation.predictions import read_predictions  # noqa: E402
 from evaluation.stats import paired_test  # noqa: E402
 
@@ -23,7 +23,7 @@ from evaluation.stats import paired_test  # noqa: E402
 def markdown_table(rows: list[dict], columns: list[str]) -> str:
     """A markdown table; figures in [0, 1] named recall/em/f1 are shown as percentages."""
     def cell(key, value):
-        if isinstance(value, float) and key.split("@")[0] in ("recall", "em", "f1"):
+        if isinstance(value, float) and key.split("@")[0] in ("recall", "answer_in_context", "em", "f1"):
             return f"{100 * value:.1f}"
         return f"{value:.3g}" if isinstance(value, float) else str(value)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -44,6 +44,11 @@ def report_columns(rows: list[dict]) -> list[str]:
         columns.append(f"recall@{k}")
         if f"recall@{k}" in TESTED:
             columns.append(f"recall@{k} 95% CI")
+    for k in CONTEXT_KS:
+        if any(f"answer_in_context@{k}" in r for r in rows):
+            columns.append(f"answer_in_context@{k}")
+            if f"answer_in_context@{k}" in TESTED:
+                columns.append(f"answer_in_context@{k} 95% CI")
     for name in ("em", "f1"):
         if any(name in r for r in rows):
             columns += [name, f"{name} 95% CI"]

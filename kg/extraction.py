@@ -20,7 +20,8 @@ Extracted = tuple[list[Triple], int]  # (triples, number of rejected `<...>` mat
 SECONDS_PER_PASSAGE = {"transformers": 14.5, "llama_cpp": 4.4}
 """Extraction time of one passage with the packaged 0.5B LM on a 2-core CPU, by backend, as measured in
 benchmarks/results/lm_backends.md (30 MuSiQue passages, both at batch 8): the basis of the
-estimate given before an extraction starts."""
+estimate given before an extraction starts. Machines of the same size differ: llama.cpp took 14-17 s
+a passage on another 2-core machine of this project (MuSiQue kag_100, 2026-12-01)."""
 
 
 def extraction_notice(store: KGStore, passages: Iterable[Passage], backend: str) -> str | None:
@@ -34,7 +35,7 @@ def extraction_notice(store: KGStore, passages: Iterable[Passage], backend: str)
         return f"{notice}; the LM ({backend}) extracts them"
     seconds = SECONDS_PER_PASSAGE[backend]
     return (f"{notice}; the LM ({backend}) extracts them at about {seconds:.0f} s a passage on a 2-core CPU "
-            f"(about {len(missing) * seconds / 3600:.1f} h for all of them)")
+            f"(about {len(missing) * seconds / 3600:.1f} h for all of them; up to 4x longer on slower machines)")
 
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:

@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
 from core.config import require_positive
-from core.records import check_settings, exclusive_output, log_records, write_atomic
+from core.records import DataError, check_settings, exclusive_output, log_records, write_atomic
 from core.records import field as record_field
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
@@ -44,6 +45,9 @@ class ChainsConfig:
     """the chains file to write; a rerun skips the questions already in it"""
     retriever: RetrieverKind = "bm25"
     """finds the K0 passages whose triples are the negatives"""
+    negatives_from: Literal["corpus", "store"] = "corpus"
+    """where the retriever searches: the whole corpus, or only the passages the KG store holds (a KG
+    extracted for the gold passages alone: the negatives are then other questions' gold passages)"""
     encoder: str = "minilm"
     """the dense retriever's encoder"""
     k0: int = 10
@@ -80,6 +84,17 @@ def _written_ids(path: Path) -> set[str]:
     return {record_field(record, "question_id", str, path, where) for where, record in log_records(path)}
 
 
+def _searched(passages: list[Passage], store: KGStore, config: ChainsConfig) -> list[Passage]:
+    """The passages negatives are retrieved from."""
+    if config.negatives_from == "corpus":
+        return passages
+    missing = set(store.missing([p.id for p in passages]))
+    kept = [p for p in passages if p.id not in missing]
+    if not kept:
+        raise DataError(config.kg_store, None, "the KG store holds none of the corpus passages (negatives_from: store)")
+    return kept
+
+
 def build_chains(questions: Sequence[Question], passages: dict[str, Passage], kg: TripleSource,
                  builder: ChainBuilder) -> list[Chain]:
     """A chain per question from its gold passages' triples (`passages`: the corpus by id)."""
@@ -98,7 +113,8 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
     began = time.perf_counter()
     benchmark = config.data.load()
     passages = benchmark.passage_by_id()
-    kg = KnowledgeGraph(KGStore(config.kg_store, create=extractor is not None), extractor, passages)
+    store = KGStore(config.kg_store, create=extractor is not None)
+    kg = KnowledgeGraph(store, extractor, passages)
     out = Path(config.output)
     record = out.with_name(out.name.split(".")[0] + ".run.json")
     settings = config.settings()
@@ -110,7 +126,7 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
         if todo:
             retriever = make_retriever(config.retriever,
                                        encoder=config.encoder if config.retriever == "dense" else None)
-            retriever.build(benchmark.passages, cache_dir=config.index_cache_dir)
+            retriever.build(_searched(benchmark.passages, store, config), cache_dir=config.index_cache_dir)
         if config.overwrite:
             out.unlink(missing_ok=True)
         write_atomic(record, json.dumps(settings, indent=2) + "\n")

@@ -220,6 +220,31 @@ def test_each_dataset_is_split_within_itself_as_when_alone(three_datasets):
         three_datasets, test_fraction=0.5, seed=1).test_ids
 
 
+def test_a_test_fraction_per_dataset_gives_each_dataset_its_split_alone(three_datasets):
+    fractions = {"alpha": 0.5, "beta": 0.0, "gamma": 0.25}
+    dm = make_dm(three_datasets, test_fraction=fractions, seed=2)
+    for name, path in three_datasets.items():
+        alone = make_dm(path, test_fraction=fractions[name], seed=2)
+        assert dm.test_ids[name] == alone.test_ids[dataset_name(str(path))]
+    assert [len(dm.test_ids[n]) for n in fractions] == [6, 0, 5]
+    with pytest.raises(ValueError, match="test_fraction names datasets alpha, beta; chains has alpha, beta, gamma"):
+        make_dm(three_datasets, test_fraction={"alpha": 0.5, "beta": 0.5})
+    with pytest.raises(ValueError, match="must be in \\[0, 1\\)"):
+        make_dm(three_datasets, test_fraction={"alpha": 0.5, "beta": 1.0, "gamma": 0.1})
+
+
+def test_a_checkpoint_refuses_chains_files_that_changed_since_its_split(three_datasets):
+    dm = make_dm(three_datasets, test_fraction=0.25)
+    state = dm.state_dict()
+    assert state["test_ids"] == dm.test_ids and "train_loader" not in state
+    make_dm(three_datasets, test_fraction=0.25).load_state_dict(state)  # the same files: the same split
+    grown = hand_made_chains(13, label="beta-")  # beta gains questions: its shuffle, so its split, changes
+    write_chains(three_datasets["beta"], grown)
+    fresh = AlignerDataModule({k: str(v) for k, v in three_datasets.items()}, test_fraction=0.25)
+    with pytest.raises(ValueError, match=r"test questions of beta are not those the checkpoint was trained with"):
+        fresh.load_state_dict(state)  # not set up yet: the check sets it up
+
+
 def test_examples_keep_their_dataset_and_a_batch_never_holds_one_question_twice(three_datasets):
     dm = make_dm(three_datasets, batch_size=8, prefixes_per_question=3, test_fraction=0.25)
     seen = set()
@@ -259,15 +284,18 @@ def test_multi_cpu_keeps_the_musique_test_questions_of_shared_cpu(three_datasets
     """multi_cpu.yaml's MuSiQue split is shared_cpu.yaml's (benchmarks/kirag_eval.py's 50 test questions);
     on the real chains file when it is there, else on a stand-in of 100 questions."""
     shared, multi = config_data("shared_cpu.yaml"), config_data("multi_cpu.yaml")
-    assert set(multi["chains"]) == {"musique", "hotpotqa", "2wiki"} and multi["chains"]["musique"] == shared["chains"]
-    assert multi["test_fraction"] == shared["test_fraction"] == 0.5
+    names = {"musique", "musique_kag", "hotpotqa", "hotpotqa_ircot", "2wiki"}
+    assert set(multi["chains"]) == set(multi["test_fraction"]) == names
+    assert multi["chains"]["musique"] == shared["chains"]
+    assert multi["test_fraction"]["musique"] == shared["test_fraction"] == 0.5
     assert (multi["val_fraction"], multi["seed"]) == (shared["val_fraction"], shared["seed"])
     musique = ROOT / shared["chains"]
     if not musique.is_file():
         musique = three_datasets["alpha"].parents[1] / "musique" / "chains.jsonl"
         write_chains(musique, hand_made_chains(100, label="m-"))
     alone = AlignerDataModule(**{**shared, "chains": str(musique)})
-    stand_ins = {"hotpotqa": str(three_datasets["beta"]), "2wiki": str(three_datasets["gamma"])}
+    stand_ins = {"hotpotqa": str(three_datasets["beta"]), "2wiki": str(three_datasets["gamma"]),
+                 "musique_kag": str(three_datasets["gamma"]), "hotpotqa_ircot": str(three_datasets["alpha"])}
     together = AlignerDataModule(**{**multi, "chains": {"musique": str(musique), **stand_ins}})
     alone.setup("fit"), together.setup("fit")
     assert len(together.test_ids["musique"]) == round(0.5 * len(read_chains(musique)))

@@ -7,6 +7,7 @@ import pytest
 
 from core.chains import read_chains
 from core.text import token_f1
+from core.records import DataError
 from core.types import Question, Triple
 from datamodules.loaders import DataConfig
 from kg.openie_import import import_openie
@@ -244,6 +245,36 @@ def test_chains_file_resumes_after_a_partial_line(tmp_path):
     assert records[0].chain == records[1].chain and records[0].negatives == records[1].negatives
     assert json.loads(open(config.output).readline())["source"] == "search"
     assert build_chains_file(config)["written"] == 0
+
+
+def test_negatives_from_the_store_search_only_the_passages_with_triples(tmp_path):
+    passages = [{"id": pid, "title": title, "text": text} for pid, title, text in [
+        ("A", "Ostrel Brewing", "Ostrel Brewing is in the town of Brenn. It was founded by Ana Corvel."),
+        ("B", "Ana Corvel", "Ana Corvel studied in Velm. She was born in Drusk."),
+        ("C", "Ostrel Brewing Ana Corvel", "Ostrel Brewing and Ana Corvel, born in Drusk."),  # no triples stored
+    ]]
+    question = {"id": "q1", "question": BRIDGE.question, "answers": ["Drusk"], "gold_passage_ids": ["A", "B"],
+                "type": "bridge"}
+    data = write_benchmark(tmp_path, [question], passages)
+    store = KGStore(tmp_path / "kg")
+    for pid, triples in BRIDGE_POOL.items():
+        store.add(pid, triples)
+    config = ChainsConfig(data=data, kg_store=str(tmp_path / "kg"), output=str(tmp_path / "chains.jsonl"),
+                          k0=3, index_cache_dir=None)
+    with pytest.raises(KeyError, match="no stored triples for passage"):
+        build_chains_file(config)  # C is retrieved, and nothing can extract it
+    config.negatives_from = "store"
+    config.overwrite = True
+    assert build_chains_file(config)["complete"] == 1
+    record = read_chains(config.output)[0]
+    negatives = [t for hop in record.negatives for t in hop]
+    assert negatives and {t.passage_id for t in negatives} <= {"A", "B"}
+
+    empty = ChainsConfig(data=data, kg_store=str(tmp_path / "empty"), output=str(tmp_path / "other.jsonl"),
+                         negatives_from="store", index_cache_dir=None)
+    KGStore(tmp_path / "empty")
+    with pytest.raises(DataError, match="empty: the KG store holds none of the corpus passages"):
+        build_chains_file(empty)
 
 
 @pytest.mark.integration
