@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
 from argparse import ArgumentError
 from collections.abc import Callable
 
@@ -56,7 +58,11 @@ def exit_code(run: Callable[[], object]) -> int:
     """Run a command-line job; an error prints one line instead of a traceback (unless $MHR_DEBUG is set).
 
     Exit status: 0 done, 2 bad input (data, settings, paths), 1 anything else, 130 interrupted.
+    SIGTERM (a scheduler's or `kill`'s stop) interrupts like Ctrl-C, so `finally` blocks still save
+    what was finished (a KG archive, for one).
     """
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
     try:
         run()
     except KeyboardInterrupt:
@@ -72,4 +78,11 @@ def exit_code(run: Callable[[], object]) -> int:
         hint = "" if bad_input else f" ({type(error).__name__}; set {DEBUG}=1 for the traceback)"
         print(f"error: {message}{hint}", file=sys.stderr)
         return 2 if bad_input else 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

@@ -1,6 +1,8 @@
 """What a user sees when something goes wrong: one line saying what and how to fix it, a traceback
 only with MHR_DEBUG; models that cannot be had offline say what works; LLM output parses in linear time."""
 
+import os
+import signal
 import time
 
 import huggingface_hub.constants
@@ -36,6 +38,22 @@ def test_bad_input_exits_2_and_an_interrupt_130(capsys, monkeypatch):
 
     assert exit_code(interrupted) == 130
     assert "the same command resumes" in capsys.readouterr().err
+
+
+def test_sigterm_stops_like_an_interrupt_and_runs_finally_blocks(capsys):
+    cleaned = []
+
+    def terminated():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this ends
+        finally:
+            cleaned.append(True)
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert exit_code(terminated) == 130 and cleaned == [True]
+    assert "the same command resumes" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is before  # the previous handler is back
 
 
 def test_a_model_that_is_neither_local_nor_reachable_says_what_works_offline(monkeypatch):
