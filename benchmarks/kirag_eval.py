@@ -30,10 +30,12 @@ from its committed archive): the `hotpotqa` test split of an Aligner trained on 
 (configs/aligner/multi_cpu.yaml), else the first `--hotpotqa_questions` (50).
     python benchmarks/kirag_eval.py --aligner runs/aligner/multi/checkpoints/best.ckpt
 
-Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only recomputes the timing. The
-timing part measures, on warm caches and without the reader, seconds per question of the
-Aligner-only loop, of single-shot retrieval, and of encoding the loop's own queries (one per step,
-by the retriever's encoder and by the Aligner) without anything else.
+Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
+recomputes the timing. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
+digest>, so a checkpoint retrained at the same path starts new runs. The timing part measures, on
+warm caches and without the reader, seconds per question of the Aligner-only loop, of single-shot
+retrieval, and of encoding the loop's own queries (one per step, by the retriever's encoder and by
+the Aligner) without anything else.
 """
 
 import argparse
@@ -48,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
+from core.records import content_digest  # noqa: E402
 from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
 from evaluation.factory import build_method  # noqa: E402
@@ -58,7 +61,7 @@ from evaluation.runner import evaluate  # noqa: E402
 from evaluation.stats import paired_test  # noqa: E402
 
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # `--aligner`: the best validation MRR
-RUNS = ROOT / "runs" / "bench" / "kirag" / "musique"  # runs/bench/kirag/<the Aligner's training run folder>
+RUNS = ROOT / "runs" / "bench" / "kirag" / "musique"  # runs/bench/kirag/<training run folder>-<checkpoint digest>
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
@@ -227,20 +230,21 @@ def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: i
 
 
 def main() -> None:
+    global TRAINED, RUNS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
     parser.add_argument("--aligner", type=Path, default=TRAINED,
-                        help="the trained Aligner's checkpoint (runs go to runs/bench/kirag/<its training run>)")
+                        help="the trained Aligner's checkpoint (runs go to runs/bench/kirag/<its training run>-<its "
+                             "content digest>: a retrained checkpoint gets new runs)")
     parser.add_argument("--hotpotqa_questions", type=int, default=50,
                         help="HotpotQA questions when the Aligner never trained on HotpotQA")
     parser.add_argument("--constructor_questions", type=int, default=None,
                         help="run the Constructor on the first N questions only (default: all)")
     args = parse_args(parser)
-    global TRAINED, RUNS
     TRAINED = args.aligner.resolve()
-    RUNS = ROOT / "runs" / "bench" / "kirag" / TRAINED.parents[1].name
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
+    RUNS = ROOT / "runs" / "bench" / "kirag" / f"{TRAINED.parents[1].name}-{content_digest(TRAINED)[:8]}"
     test_ids = trained_datamodule(TRAINED).test_ids
     shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
     sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner datasets": ", ".join(test_ids)}

@@ -3,6 +3,7 @@ writing files so that a crash never leaves half of one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -184,6 +185,22 @@ def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, lis
     n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
     held_out = set(order[:n_val])
     return [r for i, r in enumerate(records) if i not in held_out], [r for i, r in enumerate(records) if i in held_out]
+
+
+def content_digest(path: str | Path) -> str:
+    """sha256 (16 hex digits) of a file's bytes, or of a folder's files: their names relative to it and
+    their bytes, in name order, hidden files (locks, caches) left out."""
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not any(
+        part.startswith(".") for part in p.relative_to(path).parts)) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        if file != path:
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+        with open(file, "rb") as f:
+            while chunk := f.read(1 << 24):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
 
 
 def write_atomic(path: str | Path, text: str) -> None:

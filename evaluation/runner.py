@@ -1,6 +1,7 @@
 """The resumable evaluation run: predictions are appended and fsynced as they are made, so a run
-started again with the same config resumes where it stopped; then metrics and the report.
-`run.json`, `metrics.json` and `metrics.md` are written whole (temporary file, then rename)."""
+started again with the same config and the same input files resumes where it stopped; then metrics
+and the report. `run.json` (the config, and the content digests of the files it names),
+`metrics.json` and `metrics.md` are written whole (temporary file, then rename)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from core.records import DataError, exclusive_output, write_atomic
+from core.records import DataError, content_digest, exclusive_output, write_atomic
 from core.text import answer_scores
 from core.types import Question
 from datamodules.loaders import Benchmark
@@ -34,16 +35,39 @@ def _fingerprint(config: EvalConfig) -> str:
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _previous_config(run_file: Path) -> EvalConfig | None:
+def _input_digests(config: EvalConfig) -> dict[str, str]:
+    """Content digests of the local files and folders the config names: a path does not say what it
+    held (a retrained checkpoint, recalibrated parameters or rewritten data keep their paths)."""
+    named = {"data.questions": config.data.questions, "data.corpus": config.data.corpus,
+             "data.gold_titles": config.data.gold_titles, "encoder.name": config.encoder.name,
+             "aligner.name": config.aligner.name, "mind.params": config.mind.params}
+    return {key: content_digest(path) for key, path in named.items() if path and Path(path).exists()}
+
+
+def _previous_run(run_file: Path) -> tuple[EvalConfig, dict[str, str]] | None:
     """The config an earlier run saved in `run.json`, read back with today's defaults for any key it
-    lacks (so a run made before a new setting existed still resumes when that setting keeps its default)."""
+    lacks (so a run made before a new setting existed still resumes when that setting keeps its
+    default), and its inputs' digests (none in a run saved before they were recorded)."""
     if not run_file.exists():
         return None
     try:
-        return read_run_config(run_file)
-    except (ValueError, KeyError, TypeError) as error:
+        return read_run_config(run_file), json.loads(run_file.read_text()).get("inputs", {})
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise DataError(run_file, None, f"not a readable run record ({' '.join(str(error).split())}); "
                                         "pass --overwrite true to start the run over") from None
+
+
+def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str]], config: EvalConfig,
+                     inputs: dict[str, str]) -> None:
+    saved, saved_inputs = previous
+    if _fingerprint(saved) != _fingerprint(config):
+        raise ValueError(f"{out} holds results of a different config ({out / 'run.json'}); "
+                         "choose another output_dir or pass --overwrite true")
+    changed = sorted(k for k in inputs.keys() & saved_inputs.keys() if inputs[k] != saved_inputs[k])
+    if changed:
+        raise ValueError(f"{out} holds results made from other contents of {', '.join(changed)} (the files "
+                         f"changed since; {out / 'run.json'} keeps their digests): choose another output_dir "
+                         "or pass --overwrite true")
 
 
 def evaluate(config: EvalConfig) -> dict[str, float]:
@@ -56,17 +80,17 @@ def evaluate(config: EvalConfig) -> dict[str, float]:
     out = Path(config.output_dir)
     with exclusive_output(out, is_folder=True):
         run_file, pred_file = out / "run.json", out / "predictions.jsonl"
-        previous = None if config.overwrite else _previous_config(run_file)
-        if previous is not None and _fingerprint(previous) != _fingerprint(config):
-            raise ValueError(f"{out} holds results of a different config ({run_file}); "
-                             "choose another output_dir or pass --overwrite true")
+        previous = None if config.overwrite else _previous_run(run_file)
+        inputs = _input_digests(config)
+        if previous is not None:
+            _check_resumable(out, previous, config, inputs)
         done = {} if config.overwrite else read_predictions(pred_file)
         todo = [q for q in benchmark.questions if q.id not in done]
         method = build_method(config, benchmark) if todo else None
         stale = ["metrics.json", "metrics.md"] + (["predictions.jsonl"] if config.overwrite else [])
         for name in stale if todo else []:
             (out / name).unlink(missing_ok=True)
-        write_atomic(run_file, json.dumps({"config": asdict(config)}, indent=2))
+        write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs}, indent=2))
         if method is not None:
             _predict(method, todo, benchmark, config, done, pred_file)
         metrics = compute_metrics(benchmark, [done[q.id] for q in benchmark.questions])

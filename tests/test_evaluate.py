@@ -174,6 +174,22 @@ def test_rag_rerank_reranks_kirags_budget_of_one_query_by_the_aligner(tmp_path, 
         assert scored == sorted(scored, reverse=True)  # passages with triples first, by their best triple
 
 
+def test_a_changed_aligner_at_the_same_path_is_refused_not_resumed(tmp_path, kirag_args, make_tiny_encoder, capsys):
+    out = tmp_path / "run"
+    args = kirag_args + ["--output_dir", str(out)]
+    assert main(args) == 0
+    before = (out / "predictions.jsonl").read_text()
+    assert main(args) == 0  # the same files: the finished run is read back
+    assert (out / "predictions.jsonl").read_text() == before
+    folder = Path(kirag_args[kirag_args.index("--aligner.name") + 1])
+    retrained = make_tiny_encoder(seed=1)
+    save_tiny(retrained.model, retrained.tokenizer, folder)  # "retrained" into the same folder
+    assert main(args) == 2
+    assert "other contents of aligner.name" in capsys.readouterr().err
+    assert (out / "predictions.jsonl").read_text() == before
+    assert main(args + ["--overwrite", "true"]) == 0
+
+
 TRIPLE = re.compile(r"^<[^;<>]+; [^;<>]+; [^;<>]+>$")
 
 

@@ -10,6 +10,7 @@ from core.records import (
     DataError,
     OutputBusyError,
     check_settings,
+    content_digest,
     exclusive_output,
     read_json,
     read_records,
@@ -135,3 +136,22 @@ def test_log_records_cut_a_partial_line_and_name_a_malformed_one(tmp_path):
     with pytest.raises(DataError, match=r"log\.jsonl: line 2: malformed JSON"):
         log_records(path)
     assert log_records(tmp_path / "none.jsonl") == []
+
+
+def test_content_digest_follows_bytes_and_names_not_paths_or_hidden_files(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        (folder / "sub").mkdir(parents=True)
+        (folder / "weights.bin").write_bytes(b"\x00\x01")
+        (folder / "sub" / "config.json").write_text("{}")
+    assert content_digest(a) == content_digest(b)  # where a folder is does not matter
+    (a / ".lock").write_text("")
+    (a / ".cache").mkdir()
+    (a / ".cache" / "x").write_text("y")
+    assert content_digest(a) == content_digest(b)  # nor its hidden files
+    (a / "weights.bin").write_bytes(b"\x00\x02")
+    assert content_digest(a) != content_digest(b)
+    (a / "weights.bin").write_bytes(b"\x00\x01")
+    (a / "sub" / "config.json").rename(a / "sub" / "other.json")
+    assert content_digest(a) != content_digest(b)  # a renamed file is another folder
+    assert content_digest(a / "weights.bin") == content_digest(b / "weights.bin") != content_digest(a / "sub" / "other.json")
