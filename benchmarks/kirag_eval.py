@@ -75,10 +75,9 @@ COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in REC
     "llm_calls", "seconds_per_question"]
 
 
-def evaluated_questions(part: str, hotpotqa_questions: int) -> DataConfig:
+def evaluated_questions(part: str, test_ids: dict[str, list[str]], hotpotqa_questions: int) -> DataConfig:
     """The questions of a part the Aligner never trained on: its test split of the part's dataset, written
     in unified format; for HotpotQA when it never saw the dataset, the first `hotpotqa_questions`."""
-    test_ids = trained_datamodule(TRAINED).test_ids
     if part not in test_ids:
         if part == "musique":
             sys.exit(f"{TRAINED} was not trained on a dataset named musique (its datasets: {', '.join(test_ids)})")
@@ -190,10 +189,11 @@ def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[d
     return rows
 
 
-def run_part(part: str, constructor_questions: int | None, hotpotqa_questions: int) -> tuple[str, dict]:
+def run_part(part: str, test_ids: dict[str, list[str]], constructor_questions: int | None,
+             hotpotqa_questions: int) -> tuple[str, dict]:
     if not KGS[part].is_dir():
         sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
-    data = evaluated_questions(part, hotpotqa_questions)
+    data = evaluated_questions(part, test_ids, hotpotqa_questions)
     runs = configs(part, data, constructor_questions)
     budget = round(evaluate(runs["kirag trained"])["passages_retrieved"])
     runs = configs(part, data, constructor_questions, budget)
@@ -249,7 +249,7 @@ def main() -> None:
     shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
     sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner datasets": ", ".join(test_ids)}
     for part in args.parts:
-        text, figures = run_part(part, args.constructor_questions, args.hotpotqa_questions)
+        text, figures = run_part(part, test_ids, args.constructor_questions, args.hotpotqa_questions)
         sections.append(text)
         flat.update(figures)
     about = {"musique": "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), "
