@@ -58,19 +58,23 @@ def restore_archive(folder: str | os.PathLike, store: KGStore) -> int:
 
 
 def save_archive(
-    folder: str | os.PathLike, store: KGStore, passage_ids: Iterable[str], settings: dict
+    folder: str | os.PathLike, store: KGStore, passage_ids: Iterable[str], settings: dict,
+    replaced: Iterable[str] = (),
 ) -> int:
-    """Add the stored passages among `passage_ids` that the archive lacks; returns how many were added.
+    """Add the stored passages among `passage_ids` that the archive lacks, and take the store's entry of
+    the `replaced` ones (re-extracted); returns how many were added or replaced.
 
-    The archive keeps what it holds; a write replaces the file atomically and appends
-    `{date, passages_added, settings}` to the provenance's history. Nothing is written when nothing is new.
+    The archive keeps what it holds otherwise; a write replaces the file atomically and appends
+    `{date, passages_added, passages_replaced, settings}` to the provenance's history. Nothing is
+    written when nothing changed.
     """
     folder = Path(folder)
     entries = read_archive(folder)
     new = [pid for pid in dict.fromkeys(passage_ids) if store.has(pid) and pid not in entries]
-    if not new:
+    renewed = [pid for pid in dict.fromkeys(replaced) if store.has(pid) and pid in entries]
+    if not new and not renewed:
         return 0
-    for pid in new:
+    for pid in new + renewed:
         triples, rejected, source = store.get(pid), store.rejected(pid), store.source(pid)
         entries[pid] = (record_line(pid, triples, rejected, source).rstrip("\n"), (pid, triples, rejected), source)
     folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +93,8 @@ def save_archive(
     provenance["history"].append({
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "passages_added": len(new),
+        "passages_replaced": len(renewed),
         "settings": settings,
     })
     provenance_path.write_text(json.dumps(provenance, indent=2, ensure_ascii=False) + "\n")
-    return len(new)
+    return len(new) + len(renewed)

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from core.config import require_non_negative, require_positive
 from datamodules.loaders import DataConfig
 from kg.archive import restore_archive, save_archive
-from kg.extraction import TripleExtractor, extraction_notice
+from kg.extraction import TripleExtractor, extraction_notice, left_empty
 from kg.openie_import import import_openie
 from kg.prompt import prompt_fingerprint
 from kg.store import KGStore
@@ -41,6 +41,9 @@ class KGConfig:
     """passages generated together, and stored together"""
     max_new_tokens: int = 512
     """the longest extraction output"""
+    retry_empty: bool = False
+    """extract again the passages the LM left without triples (after a parser fix); a new result with
+    triples replaces the stored one, in the store and the archive"""
     only_gold: bool = False
     """only the questions' gold passages (enough for chains without negatives)"""
     limit: int | None = None
@@ -61,6 +64,7 @@ def build_kg(config: KGConfig) -> dict:
     passages = passages[: config.limit]
     store = KGStore(config.store)
     restored = restore_archive(config.archive, store) if config.archive else 0
+    retried = [p.id for p in passages if config.retry_empty and not config.openie and left_empty(store, p.id)]
     try:
         if config.openie:
             summary = import_openie(config.openie, passages, store)
@@ -70,13 +74,17 @@ def build_kg(config: KGConfig) -> dict:
             encoder = Encoder(config.encoder) if config.num_demos else None
             extractor = TripleExtractor(config.lm.build(), encoder, num_demos=config.num_demos,
                                         batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
-            summary = extractor.extract_into(store, passages)
+            summary = extractor.extract_into(store, passages, retry_empty=config.retry_empty)
     finally:
         if config.archive:
-            added = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config))
-            log.info("archive %s: %d passages restored, %d added", config.archive, restored, added)
+            renewed = [pid for pid in retried if store.get(pid)]
+            written = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config),
+                                   replaced=renewed)
+            log.info("archive %s: %d passages restored, %d added, %d replaced", config.archive, restored,
+                     written - len(renewed), len(renewed))
     if config.archive:
-        summary["archive"] = {"folder": config.archive, "restored": restored, "added": added}
+        summary["archive"] = {"folder": config.archive, "restored": restored,
+                              "added": written - len(renewed), "replaced": len(renewed)}
     summary["store"] = store.stats()
     return summary
 

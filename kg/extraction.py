@@ -100,16 +100,24 @@ class TripleExtractor:
             result.update(self._extract_batch(batch))
         return result
 
-    def extract_into(self, store: KGStore, passages: Iterable[Passage], show_progress: bool = True) -> dict:
-        """Extract the passages `store` lacks, appending each finished batch; safe to interrupt and rerun."""
+    def extract_into(self, store: KGStore, passages: Iterable[Passage], show_progress: bool = True,
+                     retry_empty: bool = False) -> dict:
+        """Extract the passages `store` lacks, appending each finished batch; safe to interrupt and rerun.
+
+        `retry_empty`: also extract again the passages the LM left without triples (worth it after a
+        parser fix); a result with triples replaces the stored one. Those that again give none are
+        extracted again by every such run.
+        """
         passages = _unique(passages)
-        todo = [p for p in passages if not store.has(p.id)]
-        done_triples = done_rejected = 0
+        todo = [p for p in passages if not store.has(p.id) or (retry_empty and left_empty(store, p.id))]
+        done_triples = done_rejected = replaced = 0
         began = time.perf_counter()
         with tqdm(total=len(todo), desc="extract triples", unit="passage", disable=not show_progress) as bar:
             for batch in self._batches(todo):
                 extracted = self._extract_batch(batch)
-                store.add_many(((pid, t, r) for pid, (t, r) in extracted.items()), source="llm")
+                store.add_many(((pid, t, r) for pid, (t, r) in extracted.items() if not store.has(pid)), source="llm")
+                replaced += store.replace_many(((pid, t, r) for pid, (t, r) in extracted.items()
+                                                if t and left_empty(store, pid)), source="llm")
                 done_triples += sum(len(t) for t, _ in extracted.values())
                 done_rejected += sum(r for _, r in extracted.values())
                 bar.update(len(batch))
@@ -119,7 +127,13 @@ class TripleExtractor:
             "passages": len(passages),
             "already_stored": len(passages) - len(todo),
             "extracted": len(todo),
+            "replaced": replaced,
             "triples": done_triples,
             "rejected": done_rejected,
             "seconds": round(time.perf_counter() - began, 3),
         }
+
+
+def left_empty(store: KGStore, pid: str) -> bool:
+    """The LM extracted the stored passage and it has no triples."""
+    return store.has(pid) and store.source(pid) == "llm" and not store.get(pid)

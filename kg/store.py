@@ -6,6 +6,7 @@
   (hand-written triples, as in the demo KG).
   Each batch is appended, flushed and fsynced, so a crash loses at most the batch being written;
   a partial last line left by a kill is cut off when the store is next opened.
+  `replace_many` (a re-extraction) is the one rewrite: the whole log is replaced atomically.
 - `snapshot/`: a compacted copy of the first `log_bytes` of the log as Parquet (`passages.parquet`,
   `triples.parquet`, then `meta.json` written last). Parsing a large log costs seconds per 100k
   passages; reading the snapshot costs a fraction of one, and only the log lines after it are parsed.
@@ -30,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Dataset
 
-from core.records import DataError, complete_log
+from core.records import DataError, complete_log, write_atomic
 from core.types import Triple, triple_text
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,8 @@ def _tail_hash(data: bytes) -> str:
 
 
 class KGStore:
-    """Passage id -> triples, persisted in `folder`. Each passage is stored once: the first write wins."""
+    """Passage id -> triples, persisted in `folder`. Each passage is stored once: the first write wins,
+    unless `replace_many` replaces it."""
 
     def __init__(self, folder: str | os.PathLike, create: bool = True) -> None:
         """Open the store in `folder`; a folder that does not exist is created, or with `create=False`
@@ -62,17 +64,18 @@ class KGStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.log_path = self.folder / LOG_NAME
         self.snapshot_dir = self.folder / SNAPSHOT_DIR
+        self._load()
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def _load(self) -> None:
         self._info: dict[str, tuple[int, str]] = {}  # passage id -> (rejected, source), in log order
         self._triples: dict[str, list[Triple]] = {}  # passages after the snapshot
         self._table: pa.Table | None = None  # the snapshot's flat triple table
         self._rows: dict[str, tuple[int, int]] = {}  # snapshot passage id -> (first row, row count)
         self.duplicates_on_load = 0
-        if self.log_path.exists():
-            self._load()
-
-    # -- loading ---------------------------------------------------------------------------
-
-    def _load(self) -> None:
+        if not self.log_path.exists():
+            return
         data = complete_log(self.log_path)
         complete = len(data)
         start = self._load_snapshot(data)
@@ -185,16 +188,7 @@ class KGStore:
 
     def add_many(self, entries: Iterable[Entry], source: str = "llm") -> int:
         """Append the passages not stored yet in one durable write; returns how many were added."""
-        if source not in SOURCES:
-            raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
-        new: dict[str, Entry] = {}
-        for pid, triples, rejected in entries:
-            if pid in self._info or pid in new:
-                continue
-            wrong = [t.id for t in triples if t.passage_id != pid]
-            if wrong:
-                raise ValueError(f"triples {wrong} do not belong to passage {pid}")
-            new[pid] = (pid, list(triples), int(rejected))
+        new = {pid: entry for pid, entry in _checked(entries, source).items() if pid not in self._info}
         if not new:
             return 0
         lines = "".join(record_line(pid, triples, rejected, source) for pid, triples, rejected in new.values())
@@ -205,6 +199,31 @@ class KGStore:
         for pid, triples, rejected in new.values():
             self._triples[pid] = triples
             self._info[pid] = (rejected, source)
+        return len(new)
+
+    def replace_many(self, entries: Iterable[Entry], source: str = "llm") -> int:
+        """Store the passages, replacing what is stored for them (a re-extraction); returns how many.
+
+        The log is rewritten with each replaced passage's line in its place and the new ones appended,
+        into a temporary file renamed over it, after the snapshot is removed: a crash leaves the old log
+        or the new one, never a snapshot of the old one over the new.
+        """
+        new = _checked(entries, source)
+        if not new:
+            return 0
+        lines = []
+        for number, line in enumerate(complete_log(self.log_path).splitlines(keepends=True), start=1):
+            pid = parse_record(line, self.log_path, number)[0] if line.strip() else None
+            if pid in new:
+                if new[pid] is not None:
+                    lines.append(record_line(*new[pid], source))
+                    new[pid] = None  # written in place; a later duplicate line of it is dropped
+            else:
+                lines.append(line.decode("utf-8"))
+        lines += [record_line(*entry, source) for entry in new.values() if entry is not None]
+        shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+        write_atomic(self.log_path, "".join(lines))
+        self._load()
         return len(new)
 
     def compact(self) -> None:
@@ -243,6 +262,20 @@ class KGStore:
         schema = pa.schema([(c, pa.int64() if c == "sentence_index" else pa.string()) for c in TRIPLE_COLUMNS])
         tail_table = pa.table(columns, schema=schema)
         return tail_table if self._table is None else pa.concat_tables([self._table.cast(schema), tail_table])
+
+
+def _checked(entries: Iterable[Entry], source: str) -> dict[str, Entry]:
+    """The entries by passage id, the first of each id; a `ValueError` for an unknown source or a
+    triple of another passage."""
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    checked: dict[str, Entry] = {}
+    for pid, triples, rejected in entries:
+        wrong = [t.id for t in triples if t.passage_id != pid]
+        if wrong:
+            raise ValueError(f"triples {wrong} do not belong to passage {pid}")
+        checked.setdefault(pid, (pid, list(triples), int(rejected)))
+    return checked
 
 
 def _rows_to_triples(rows: dict[str, list]) -> list[Triple]:

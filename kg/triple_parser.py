@@ -8,6 +8,7 @@ from core.text import normalize_space
 from core.types import triple_key
 
 _ANGLED = re.compile(r"<([^<>]*)>")
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 _PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "(": ")", "[": "]", "{": "}"}
 _LOOSE_QUOTES = "\"`\u201c\u201d"  # quotes stripped from a part's ends even when unpaired
 
@@ -35,18 +36,28 @@ def _unwrap(parts: list[str]) -> list[str]:
     return parts
 
 
+def _bare_triples(output: str) -> list[str]:
+    """The lines that may be triples written without angle brackets, list markers removed."""
+    return [_LIST_MARK.sub("", line) for line in output.splitlines() if line.count(";") >= 2]
+
+
 def parse_triples(output: str) -> tuple[list[Parts], int]:
     """Parse every `<head; relation; tail>` in an LM output.
 
     Returns the well-formed triples (three non-empty parts, deduplicated by their normalised
-    text, in order of appearance) and the number of `<...>` matches rejected. Text outside the
-    angle brackets (numbering, bullets, commentary) is ignored. Never raises.
+    text, in order of appearance) and the number of candidates rejected. Text outside the angle
+    brackets (numbering, bullets, commentary) is ignored. An output with no `<...>` at all is read
+    line by line instead, every line with two or more semicolons a candidate: the packaged 0.5B LM
+    sometimes drops the brackets of its demonstrations and writes `h; r; t` or `"h; r; t"`, which
+    left passages without triples. Never raises.
     """
+    output = output if isinstance(output, str) else ""
+    candidates = [m.group(1) for m in _ANGLED.finditer(output)] or _bare_triples(output)
     triples: list[Parts] = []
     seen: set[str] = set()
     rejected = 0
-    for match in _ANGLED.finditer(output if isinstance(output, str) else ""):
-        parts = [_clean_part(p) for p in _unwrap([p.strip() for p in match.group(1).split(";")])]
+    for candidate in candidates:
+        parts = [_clean_part(p) for p in _unwrap([p.strip() for p in candidate.split(";")])]
         if len(parts) != 3 or not all(parts):
             rejected += 1
             continue

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections import deque
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +44,11 @@ class _Sequence:
     done: bool = False
 
 
+def _free(batch, llm: Llama) -> None:
+    llama_cpp.llama_batch_free(batch)
+    llm.close()  # the model, and before it the contexts made on it
+
+
 class LlamaCppLM:
     """A `LanguageModel` on a GGUF file. `threads=None` uses every core; `n_ctx` is the context of
     one sequence (prompt and output); `parallel` sequences are decoded together at most."""
@@ -64,7 +69,9 @@ class LlamaCppLM:
         self._ctx = LlamaContext(model=self.llm._model, params=params, verbose=False)
         self._memory = llama_cpp.llama_get_memory(self._ctx.ctx)
         self._batch = llama_cpp.llama_batch_init(params.n_batch, 0, 1)
-        weakref.finalize(self, llama_cpp.llama_batch_free, self._batch)
+        # Freed before the interpreter tears llama_cpp down (finalizers run at exit): Llama's own __del__
+        # would run later and print a traceback from inside the half-unloaded module.
+        weakref.finalize(self, _free, self._batch, self.llm)
         self._held: list[list[int]] = [[] for _ in range(parallel)]  # the tokens each slot's cache holds
         vocab = self.llm._model.vocab
         self._n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)

@@ -132,13 +132,45 @@ def test_extract_into_a_store_skips_what_is_stored(tmp_path):
     store = KGStore(tmp_path)
     extractor = TripleExtractor(FakeLM(), num_demos=0, batch_size=2)
     summary = extractor.extract_into(store, passages[:2], show_progress=False)
-    assert summary | {"seconds": 0} == {"passages": 2, "already_stored": 0, "extracted": 2, "triples": 4,
-                                        "rejected": 2, "seconds": 0}
+    assert summary | {"seconds": 0} == {"passages": 2, "already_stored": 0, "extracted": 2, "replaced": 0,
+                                        "triples": 4, "rejected": 2, "seconds": 0}
     lm = FakeLM()
     summary = TripleExtractor(lm, num_demos=0, batch_size=2).extract_into(store, passages, show_progress=False)
     assert (summary["already_stored"], summary["extracted"]) == (2, 3)
     assert lm.passages_seen == [f"Title: {p.title}\nText: {p.text}" for p in passages[2:]]
     assert KGStore(tmp_path).get(passages[4].id) == store.get(passages[4].id) != []
+
+
+class SilentOnLM(FakeLM):
+    """Gives no triples for the passages whose title is in `silent`."""
+
+    def __init__(self, silent=()):
+        super().__init__()
+        self.silent = set(silent)
+
+    def reply(self, user: str) -> str:
+        return "nothing" if user.split("\n")[0].removeprefix("Title: ") in self.silent else FakeLM.reply(user)
+
+
+def test_retry_empty_extracts_again_only_what_the_lm_left_without_triples(tmp_path):
+    passages = corpus(4)
+    store = KGStore(tmp_path)
+    store.add(passages[3].id, [], source="openie")  # imported, not the LM's: never retried
+    TripleExtractor(SilentOnLM({"Place 0", "Place 1"}), num_demos=0).extract_into(store, passages, show_progress=False)
+    assert [len(store.get(p.id)) for p in passages] == [0, 0, 2, 0]
+
+    lm = FakeLM()
+    plain = TripleExtractor(lm, num_demos=0).extract_into(store, passages, show_progress=False)
+    assert (plain["extracted"], lm.calls) == (0, [])
+
+    lm = SilentOnLM({"Place 1"})
+    summary = TripleExtractor(lm, num_demos=0).extract_into(store, passages, show_progress=False, retry_empty=True)
+    assert lm.passages_seen == [f"Title: {p.title}\nText: {p.text}" for p in passages[:2]]
+    assert (summary["extracted"], summary["replaced"], summary["already_stored"]) == (2, 1, 2)
+    again = KGStore(tmp_path)
+    assert [len(again.get(p.id)) for p in passages] == [2, 0, 2, 0]
+    assert again.get(passages[0].id)[0].text == "<Place 0; starts with; Place>"
+    assert again.passage_ids() == store.passage_ids()
 
 
 def test_crash_then_resume_equals_an_uninterrupted_run(tmp_path):

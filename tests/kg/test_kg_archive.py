@@ -59,6 +59,20 @@ def test_a_save_keeps_what_the_archive_holds_and_writes_nothing_when_nothing_is_
     assert [h["passages_added"] for h in history] == [2, 1]
 
 
+def test_a_save_takes_the_store_entry_of_replaced_passages(tmp_path):
+    store = filled_store(tmp_path / "kg")  # p0 has no triples
+    save_archive(tmp_path / "a", store, ["p0", "p1"], {})
+    store.replace_many([("p0", triples_of("p0", 2), 0)])
+    assert save_archive(tmp_path / "a", store, ["p0", "p1"], {}) == 0  # not asked to replace: kept
+    assert read_archive(tmp_path / "a")["p0"][1][1] == []
+    assert save_archive(tmp_path / "a", store, ["p0", "p1", "p2"], {}, replaced=["p0", "not archived"]) == 2
+    entries = read_archive(tmp_path / "a")
+    assert list(entries) == ["p0", "p1", "p2"] and entries["p0"][1][1] == triples_of("p0", 2)
+    provenance = json.loads((tmp_path / "a" / PROVENANCE_NAME).read_text())
+    assert [(h["passages_added"], h["passages_replaced"]) for h in provenance["history"]] == [(2, 0), (1, 1)]
+    assert provenance["triples"] == 2 + 1 + 2
+
+
 def test_the_store_wins_over_the_archive(tmp_path):
     save_archive(tmp_path / "a", filled_store(tmp_path / "kg"), ["p1", "p2"], {})
     store = KGStore(tmp_path / "other")
@@ -88,7 +102,7 @@ def test_build_kg_restores_then_writes_back_even_when_interrupted(tmp_path, monk
 
     calls = []
 
-    def extract_one_then_stop(self, store, todo, show_progress=True):
+    def extract_one_then_stop(self, store, todo, show_progress=True, retry_empty=False):
         todo = [p for p in todo if not store.has(p.id)]
         calls.append([p.id for p in todo])
         store.add(todo[0].id, [], rejected=1)
@@ -103,3 +117,28 @@ def test_build_kg_restores_then_writes_back_even_when_interrupted(tmp_path, monk
     assert list(read_archive(archive)) == [passages[0].id, passages[1].id]
     settings = json.loads((archive / PROVENANCE_NAME).read_text())["history"][-1]["settings"]
     assert settings["num_demos"] == 0 and settings["lm"]["name"] == config.lm.name and len(settings["prompt"]) == 16
+
+
+def test_build_kg_retry_empty_writes_the_replacements_back_even_when_interrupted(tmp_path, monkeypatch):
+    passages = DataConfig().load().passages[:2]
+    archive = tmp_path / "archive"
+    seed = KGStore(tmp_path / "seed")
+    seed.add_many([(p.id, [], 0) for p in passages])  # both left without triples by an earlier run
+    save_archive(archive, seed, [p.id for p in passages], {})
+    retried = []
+
+    def replace_first_then_stop(self, store, todo, show_progress=True, retry_empty=False):
+        retried.append(retry_empty)
+        first = passages[0]
+        store.replace_many([(first.id, [Triple.make(first.title, "is", "found", first.id, first.sentences)], 0)])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TripleExtractor, "__init__", lambda self, *args, **kwargs: None)
+    monkeypatch.setattr(TripleExtractor, "extract_into", replace_first_then_stop)
+    config = KGConfig(store=str(tmp_path / "kg"), archive=str(archive), num_demos=0, limit=2, retry_empty=True)
+    with pytest.raises(KeyboardInterrupt):
+        build_kg(config)
+    assert retried == [True]
+    entries = read_archive(archive)
+    assert [len(entries[p.id][1][1]) for p in passages] == [1, 0]
+    assert json.loads((archive / PROVENANCE_NAME).read_text())["history"][-1]["passages_replaced"] == 1

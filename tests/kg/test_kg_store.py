@@ -48,6 +48,26 @@ def test_a_stored_passage_is_never_written_twice(tmp_path):
     assert KGStore(tmp_path).get("p") == triples_of("p", 2) and KGStore(tmp_path).get("r") == []
 
 
+def test_replace_many_rewrites_passages_in_place_over_a_snapshot(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=4)  # p0 and p3 have no triples
+    store.compact()
+    with open(store.log_path, "a") as f:  # a duplicate of p0 (ignored on load): dropped by the rewrite
+        f.write(json.dumps({"passage_id": "p0", "source": "llm", "rejected": 9, "triples": []}) + "\n")
+    new = triples_of("p0", 2)
+    assert store.replace_many([("p0", new, 0), ("p9", triples_of("p9", 1), 0)]) == 2
+    assert not (tmp_path / "snapshot").exists()
+    for opened in (store, KGStore(tmp_path)):
+        assert opened.passage_ids() == ["p0", "p1", "p2", "p3", "p9"]
+        assert opened.get("p0") == new and opened.rejected("p0") == 0 and opened.get("p2") == triples_of("p2", 2)
+        assert opened.duplicates_on_load == 0
+    assert [json.loads(line)["passage_id"] for line in log_lines(store)] == ["p0", "p1", "p2", "p3", "p9"]
+    assert store.replace_many([]) == 0
+    with pytest.raises(ValueError, match="do not belong"):
+        store.replace_many([("p1", triples_of("p2", 1), 0)])
+    assert KGStore(tmp_path).get("p1") == triples_of("p1", 1)
+
+
 def test_duplicate_lines_in_the_log_are_tolerated_first_wins(tmp_path):
     store = KGStore(tmp_path)
     fill(store, count=2)

@@ -57,9 +57,31 @@ def test_deduplicates_identical_triples_within_one_output_by_normalised_text():
     assert rejected == 0
 
 
-def test_empty_and_bracketless_outputs_give_nothing():
+def test_empty_outputs_and_lines_with_fewer_than_two_semicolons_give_nothing():
     assert parse_triples("") == ([], 0)
-    assert parse_triples("no triples here; none at all") == ([], 0)
+    assert parse_triples("no triples here; none at all\nThe Monster; is a song by Eminem") == ([], 0)
+
+
+def test_an_output_without_angle_brackets_is_read_line_by_line():
+    """Outputs of the packaged LM on HotpotQA passages that were once stored with no triples."""
+    output = (
+        '"We\'ll Burn That Bridge; written by; Don Cook"\n'
+        "1. David Ayer; born; January 18, 1968\n"
+        "- David Ayer; occupation; film director, producer\n"
+        "Commentary; with; too; many parts\n"
+        "A note; without the third part"
+    )
+    triples, rejected = parse_triples(output)
+    assert triples == [
+        ("We'll Burn That Bridge", "written by", "Don Cook"),
+        ("David Ayer", "born", "January 18, 1968"),
+        ("David Ayer", "occupation", "film director, producer"),
+    ]
+    assert rejected == 1
+
+
+def test_bare_lines_are_ignored_when_the_output_has_angled_triples():
+    assert parse_triples("<a; b; c>\nd; e; f") == ([("a", "b", "c")], 0)
 
 
 def _check(output: str) -> None:

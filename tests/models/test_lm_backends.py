@@ -2,6 +2,7 @@
 on a CUDA machine with the `vllm` extra)."""
 
 import importlib.util
+import subprocess
 import sys
 
 import pytest
@@ -141,6 +142,17 @@ def test_llama_backend_gives_mind_signals_through_the_transformers_scorer(gguf):
     assert len(g.signals.pieces) == len(g.signals.entropy) == len(g.signals.max_attention) == g.new_tokens > 0
     assert g.signals.entropy.isfinite().all() and (g.signals.entropy >= 0).all()
     assert "".join(g.signals.pieces).strip() and g.signals.max_attention[-1] == 0
+
+
+@pytest.mark.integration
+def test_a_process_that_used_llama_exits_without_a_teardown_traceback(gguf):
+    """Llama's own __del__ ran after the interpreter had unloaded llama_cpp and printed a TypeError."""
+    code = ("import sys; sys.path.insert(0, '.'); from models.lm_config import LMConfig; "
+            "lm = LMConfig(backend='llama_cpp', n_ctx=256, parallel=1).build(); "
+            "lm.chat([[{'role': 'user', 'content': 'Hi'}]], max_new_tokens=2)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 # --- vLLM -----------------------------------------------------------------------------------------

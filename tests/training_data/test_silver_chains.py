@@ -2,6 +2,7 @@
 kill), and the shared MuSiQue slice."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,8 +15,8 @@ from kg.openie_import import import_openie
 from kg.store import KGStore
 from training_data.chain_quality import chain_report, recovery, summarise_recovery
 from training_data.chains import ChainsConfig, build_chains_file
-from training_data.silver_chains import (Chain, ChainBuilder, contains_answer, entity_forms, linked, mentions,
-                                         same_entity, substitute_hops)
+from training_data.silver_chains import (Chain, ChainBuilder, contains_answer, entity_forms, is_comparison, linked,
+                                         mentions, same_entity, substitute_hops)
 
 
 def triple(head, relation, tail, pid):
@@ -178,6 +179,21 @@ def test_comparison_takes_one_agreeing_triple_per_passage_unordered():
     chain = ChainBuilder(use_ground_truth=False).build(question, pool)
     assert texts(chain) == ["<Ostrel Brewing; founded in; 1901>", "<Velm Press; founded in; 1850>"]
     assert (chain.ordered, chain.complete) == (False, True)
+
+
+def test_untyped_questions_answered_yes_no_or_by_a_name_in_the_question_are_comparisons():
+    def untyped(question, answer):
+        return Question("q", question, [answer], ["A", "B"])
+
+    assert is_comparison(untyped("Which was founded first, Ostrel Brewing or Velm Press?", "Velm Press"))
+    assert is_comparison(untyped("Are Ostrel Brewing and Velm Press both in Drusk?", "Yes."))
+    assert not is_comparison(untyped("In which town was the founder of Ostrel Brewing born?", "Drusk"))
+    assert not is_comparison(untyped("Was Ostrel Brewing founded in a town?", "Drusk"))
+    assert not is_comparison(replace(untyped("Are the two breweries in Drusk?", "no"), type="bridge"))
+    question = untyped("Which was founded first, Ostrel Brewing or Velm Press?", "Velm Press")
+    pool = {"A": [triple("Ostrel Brewing", "founded in", "1901", "A")], "B": [triple("Velm Press", "founded in", "1850", "B")]}
+    chain = ChainBuilder(use_ground_truth=False).build(question, pool)
+    assert (chain.ordered, chain.complete, len(chain.triples)) == (False, True, 2)
 
 
 def test_evidences_map_to_best_matching_triples_preferring_an_unused_passage():
