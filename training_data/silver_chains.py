@@ -36,8 +36,9 @@ F1 of stemmed content words (stemming lets "directed" meet "direct", "located" m
    chains can be ordered with a link at every step; of the search chains otherwise complete, 50 of
    the 56 linked ones recover the gold chain exactly, 5 of the 22 with an unlinked step
    (benchmarks/silver_chains.py).
-   Comparison questions (`is_comparison`) take one triple per gold passage, the combination that best matches the
-   question and whose relations agree; unordered, complete when every passage is covered.
+   Comparison questions (`is_comparison`) take one triple per gold passage, the combination that
+   best matches the question and whose relations agree; unordered, complete when every passage is
+   covered.
 """
 
 from __future__ import annotations

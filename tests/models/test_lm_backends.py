@@ -4,6 +4,7 @@ on a CUDA machine with the `vllm` extra)."""
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -150,7 +151,8 @@ def test_a_process_that_used_llama_exits_without_a_teardown_traceback(gguf):
     code = ("import sys; sys.path.insert(0, '.'); from models.lm_config import LMConfig; "
             "lm = LMConfig(backend='llama_cpp', n_ctx=256, parallel=1).build(); "
             "lm.chat([[{'role': 'user', 'content': 'Hi'}]], max_new_tokens=2)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
