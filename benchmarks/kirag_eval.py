@@ -61,7 +61,7 @@ from evaluation.runner import evaluate  # noqa: E402
 from evaluation.stats import paired_test  # noqa: E402
 
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # `--aligner`: the best validation MRR
-RUNS = ROOT / "runs" / "bench" / "kirag" / "musique"  # runs/bench/kirag/<training run folder>-<checkpoint digest>
+RUNS: Path  # set by main: runs/bench/kirag/<training run folder>-<checkpoint digest>
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),

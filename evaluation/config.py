@@ -194,4 +194,9 @@ def parse_config(argv: list[str] | None = None) -> EvalConfig:
 
 def read_run_config(run_file: Path) -> EvalConfig:
     """The config a run saved in its `run.json`."""
-    return dataclass_from(EvalConfig, build_parser().parse_object(json.loads(run_file.read_text())["config"]))
+    return run_config(json.loads(run_file.read_text()))
+
+
+def run_config(record: dict) -> EvalConfig:
+    """The config of a run record (`run.json`'s content)."""
+    return dataclass_from(EvalConfig, build_parser().parse_object(record["config"]))

@@ -17,7 +17,7 @@ from core.records import DataError, content_digest, exclusive_output, write_atom
 from core.text import answer_scores
 from core.types import Question
 from datamodules.loaders import Benchmark
-from evaluation.config import EvalConfig, read_run_config
+from evaluation.config import EvalConfig, run_config
 from evaluation.factory import build_method
 from evaluation.metrics import RECALL_KS, compute_metrics, recall_at_k
 from evaluation.predictions import read_predictions
@@ -51,8 +51,9 @@ def _previous_run(run_file: Path) -> tuple[EvalConfig, dict[str, str]] | None:
     if not run_file.exists():
         return None
     try:
-        return read_run_config(run_file), json.loads(run_file.read_text()).get("inputs", {})
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        record = json.loads(run_file.read_text())
+        return run_config(record), record.get("inputs", {})
+    except (ValueError, KeyError, TypeError) as error:
         raise DataError(run_file, None, f"not a readable run record ({' '.join(str(error).split())}); "
                                         "pass --overwrite true to start the run over") from None
 

@@ -60,9 +60,9 @@ def restore_archive(folder: str | os.PathLike, store: KGStore) -> int:
 def save_archive(
     folder: str | os.PathLike, store: KGStore, passage_ids: Iterable[str], settings: dict,
     replaced: Iterable[str] = (),
-) -> int:
+) -> tuple[int, int]:
     """Add the stored passages among `passage_ids` that the archive lacks, and take the store's entry of
-    the `replaced` ones (re-extracted); returns how many were added or replaced.
+    the `replaced` ones it holds (re-extracted); returns how many were (added, replaced).
 
     The archive keeps what it holds otherwise; a write replaces the file atomically and appends
     `{date, passages_added, passages_replaced, settings}` to the provenance's history. Nothing is
@@ -73,7 +73,7 @@ def save_archive(
     new = [pid for pid in dict.fromkeys(passage_ids) if store.has(pid) and pid not in entries]
     renewed = [pid for pid in dict.fromkeys(replaced) if store.has(pid) and pid in entries]
     if not new and not renewed:
-        return 0
+        return 0, 0
     for pid in new + renewed:
         triples, rejected, source = store.get(pid), store.rejected(pid), store.source(pid)
         entries[pid] = (record_line(pid, triples, rejected, source).rstrip("\n"), (pid, triples, rejected), source)
@@ -97,4 +97,4 @@ def save_archive(
         "settings": settings,
     })
     provenance_path.write_text(json.dumps(provenance, indent=2, ensure_ascii=False) + "\n")
-    return len(new) + len(renewed)
+    return len(new), len(renewed)

@@ -77,14 +77,12 @@ def build_kg(config: KGConfig) -> dict:
             summary = extractor.extract_into(store, passages, retry_empty=config.retry_empty)
     finally:
         if config.archive:
-            renewed = [pid for pid in retried if store.get(pid)]
-            written = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config),
-                                   replaced=renewed)
-            log.info("archive %s: %d passages restored, %d added, %d replaced", config.archive, restored,
-                     written - len(renewed), len(renewed))
+            added, replaced = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config),
+                                           replaced=[pid for pid in retried if store.get(pid)])
+            log.info("archive %s: %d passages restored, %d added, %d replaced", config.archive, restored, added,
+                     replaced)
     if config.archive:
-        summary["archive"] = {"folder": config.archive, "restored": restored,
-                              "added": written - len(renewed), "replaced": len(renewed)}
+        summary["archive"] = {"folder": config.archive, "restored": restored, "added": added, "replaced": replaced}
     summary["store"] = store.stats()
     return summary
 

@@ -115,7 +115,7 @@ class TripleExtractor:
         with tqdm(total=len(todo), desc="extract triples", unit="passage", disable=not show_progress) as bar:
             for batch in self._batches(todo):
                 extracted = self._extract_batch(batch)
-                store.add_many(((pid, t, r) for pid, (t, r) in extracted.items() if not store.has(pid)), source="llm")
+                store.add_many(((pid, t, r) for pid, (t, r) in extracted.items()), source="llm")  # the new ones
                 replaced += store.replace_many(((pid, t, r) for pid, (t, r) in extracted.items()
                                                 if t and left_empty(store, pid)), source="llm")
                 done_triples += sum(len(t) for t, _ in extracted.values())

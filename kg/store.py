@@ -211,16 +211,15 @@ class KGStore:
         new = _checked(entries, source)
         if not new:
             return 0
-        lines = []
+        lines, placed = [], set()
         for number, line in enumerate(complete_log(self.log_path).splitlines(keepends=True), start=1):
             pid = parse_record(line, self.log_path, number)[0] if line.strip() else None
-            if pid in new:
-                if new[pid] is not None:
-                    lines.append(record_line(*new[pid], source))
-                    new[pid] = None  # written in place; a later duplicate line of it is dropped
-            else:
+            if pid not in new:
                 lines.append(line.decode("utf-8"))
-        lines += [record_line(*entry, source) for entry in new.values() if entry is not None]
+            elif pid not in placed:  # a later duplicate line of a replaced passage is dropped
+                lines.append(record_line(*new[pid], source))
+                placed.add(pid)
+        lines += [record_line(*entry, source) for pid, entry in new.items() if pid not in placed]
         shutil.rmtree(self.snapshot_dir, ignore_errors=True)
         write_atomic(self.log_path, "".join(lines))
         self._load()

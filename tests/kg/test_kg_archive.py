@@ -29,8 +29,8 @@ def filled_store(folder, count=3):
 def test_save_then_restore_gives_the_same_store_and_the_same_bytes(tmp_path):
     store = filled_store(tmp_path / "kg")
     ids = ["q", "p0", "p1", "p2", "not stored"]
-    assert save_archive(tmp_path / "a", store, ids, {"lm": "x"}) == 4
-    assert save_archive(tmp_path / "b", store, ids, {"lm": "x"}) == 4
+    assert save_archive(tmp_path / "a", store, ids, {"lm": "x"}) == (4, 0)
+    assert save_archive(tmp_path / "b", store, ids, {"lm": "x"}) == (4, 0)
     assert (tmp_path / "a" / TRIPLES_NAME).read_bytes() == (tmp_path / "b" / TRIPLES_NAME).read_bytes()
     assert list(read_archive(tmp_path / "a")) == ["q", "p0", "p1", "p2"]  # the order asked for
 
@@ -51,9 +51,9 @@ def test_a_save_keeps_what_the_archive_holds_and_writes_nothing_when_nothing_is_
     store = filled_store(tmp_path / "kg")
     save_archive(tmp_path / "a", store, ["p0", "p1"], {})
     before = (tmp_path / "a" / TRIPLES_NAME).read_bytes()
-    assert save_archive(tmp_path / "a", store, ["p1"], {}) == 0
+    assert save_archive(tmp_path / "a", store, ["p1"], {}) == (0, 0)
     assert (tmp_path / "a" / TRIPLES_NAME).read_bytes() == before
-    assert save_archive(tmp_path / "a", store, ["p2"], {}) == 1
+    assert save_archive(tmp_path / "a", store, ["p2"], {}) == (1, 0)
     assert list(read_archive(tmp_path / "a")) == ["p0", "p1", "p2"]
     history = json.loads((tmp_path / "a" / PROVENANCE_NAME).read_text())["history"]
     assert [h["passages_added"] for h in history] == [2, 1]
@@ -63,9 +63,9 @@ def test_a_save_takes_the_store_entry_of_replaced_passages(tmp_path):
     store = filled_store(tmp_path / "kg")  # p0 has no triples
     save_archive(tmp_path / "a", store, ["p0", "p1"], {})
     store.replace_many([("p0", triples_of("p0", 2), 0)])
-    assert save_archive(tmp_path / "a", store, ["p0", "p1"], {}) == 0  # not asked to replace: kept
+    assert save_archive(tmp_path / "a", store, ["p0", "p1"], {}) == (0, 0)  # not asked to replace: kept
     assert read_archive(tmp_path / "a")["p0"][1][1] == []
-    assert save_archive(tmp_path / "a", store, ["p0", "p1", "p2"], {}, replaced=["p0", "not archived"]) == 2
+    assert save_archive(tmp_path / "a", store, ["p0", "p1", "p2"], {}, replaced=["p0", "not archived"]) == (1, 1)
     entries = read_archive(tmp_path / "a")
     assert list(entries) == ["p0", "p1", "p2"] and entries["p0"][1][1] == triples_of("p0", 2)
     provenance = json.loads((tmp_path / "a" / PROVENANCE_NAME).read_text())

@@ -1,5 +1,6 @@
 """Parsing LM outputs into `<head; relation; tail>` triples."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -7,22 +8,30 @@ from core.types import triple_id
 from kg.triple_parser import parse_triples
 
 
-def test_parses_every_angled_triple_ignoring_layout_numbering_and_commentary():
-    output = (
-        "Here are the triples:\n"
-        "1. <Ostrel; founded by; Ana Corvel>\n"
-        "2.   <  Ostrel ;  located   in ; Drusk >\n"
-        "- <Ana Corvel; occupation; brewer, farmer>\n"
-        "* <Ana Corvel;born in;1901>  That is all."
-    )
-    triples, rejected = parse_triples(output)
-    assert triples == [
+# The same triples, angled and in the bracketless lines the packaged LM sometimes writes instead.
+LAYOUTS = {
+    "angled": ("Here are the triples:\n"
+               "1. <Ostrel; founded by; Ana Corvel>\n"
+               "2.   <  Ostrel ;  located   in ; Drusk >\n"
+               "- <Ana Corvel; occupation; brewer, farmer>\n"
+               "* <Ana Corvel;born in;1901>  That is all.", 0),
+    "bare lines": ('"Ostrel; founded by; Ana Corvel"\n'
+                   "1. Ostrel ;  located   in ; Drusk\n"
+                   "- Ana Corvel; occupation; brewer, farmer\n"
+                   "Ana Corvel;born in;1901\n"
+                   "Commentary; with; too; many parts\n"
+                   "A note; without the third part", 1),
+}
+
+
+@pytest.mark.parametrize("output, rejected", LAYOUTS.values(), ids=LAYOUTS)
+def test_parses_every_triple_ignoring_layout_numbering_and_commentary(output, rejected):
+    assert parse_triples(output) == ([
         ("Ostrel", "founded by", "Ana Corvel"),
         ("Ostrel", "located in", "Drusk"),
         ("Ana Corvel", "occupation", "brewer, farmer"),
         ("Ana Corvel", "born in", "1901"),
-    ]
-    assert rejected == 0
+    ], rejected)
 
 
 def test_strips_quotes_and_brackets_around_parts_and_around_the_whole_triple():
@@ -60,24 +69,6 @@ def test_deduplicates_identical_triples_within_one_output_by_normalised_text():
 def test_empty_outputs_and_lines_with_fewer_than_two_semicolons_give_nothing():
     assert parse_triples("") == ([], 0)
     assert parse_triples("no triples here; none at all\nThe Monster; is a song by Eminem") == ([], 0)
-
-
-def test_an_output_without_angle_brackets_is_read_line_by_line():
-    """Outputs of the packaged LM on HotpotQA passages that were once stored with no triples."""
-    output = (
-        '"We\'ll Burn That Bridge; written by; Don Cook"\n'
-        "1. David Ayer; born; January 18, 1968\n"
-        "- David Ayer; occupation; film director, producer\n"
-        "Commentary; with; too; many parts\n"
-        "A note; without the third part"
-    )
-    triples, rejected = parse_triples(output)
-    assert triples == [
-        ("We'll Burn That Bridge", "written by", "Don Cook"),
-        ("David Ayer", "born", "January 18, 1968"),
-        ("David Ayer", "occupation", "film director, producer"),
-    ]
-    assert rejected == 1
 
 
 def test_bare_lines_are_ignored_when_the_output_has_angled_triples():
