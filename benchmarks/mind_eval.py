@@ -19,7 +19,8 @@ default backend, `--attention` for every signal (MIND's maxAttn):
   Aligner of configs/aligner/shared_cpu.yaml when trained), over triples extracted as it reaches
   passages (slow on a CPU); every search of its inner loop is counted.
 
-Every run resumes: traces and predictions are appended as they are made. One process: llama.cpp
+Every run resumes: traces and predictions are appended as they are made, and the methods advance
+in blocks of `--block` questions, so a run cut short leaves them level. One process: llama.cpp
 uses every core, and two processes on them slow each other down badly.
 """
 
@@ -125,6 +126,9 @@ def main(args: argparse.Namespace) -> None:
     learned = calibration["learned"]
     triggers, median = trigger_report(args.attention, learned)
     configs = method_configs(args.questions, args.attention, median, calibration["written"], args.kirag_mind)
+    for until in range(args.block, args.questions, args.block):  # the methods advance side by side
+        for config in configs.values():
+            evaluate(config, until)
     for config in configs.values():
         evaluate(config)
     rows = compare([c.output_dir for c in configs.values()], str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
@@ -163,5 +167,7 @@ if __name__ == "__main__":
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--trace_questions", type=int, default=100)
     parser.add_argument("--attention", choices=("raw", "sentence"), default="sentence")
+    parser.add_argument("--block", type=int, default=10,
+                        help="every method answers this many questions before the next block begins")
     parser.add_argument("--kirag_mind", action="store_true", help="also kirag+mind (extracts triples on demand)")
     main(parse_args(parser))

@@ -10,6 +10,7 @@ import pytest
 from datamodules.loaders import DEMO_DIR, DataConfig
 from evaluate import main
 from evaluation.config import EvalConfig, parse_config
+from evaluation.runner import evaluate
 from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
@@ -85,6 +86,24 @@ def test_interrupted_run_resumes_without_redoing_finished_questions(tmp_path, mo
     assert len(predictions) == len(lines)
     timing = "seconds_per_question"
     assert {k: v for k, v in resumed.items() if k != timing} == {k: v for k, v in expected.items() if k != timing}
+
+
+def test_a_run_in_blocks_ends_as_one_run(tmp_path):
+    config = parse_config(["--retriever", "bm25", "--index.cache_dir", str(tmp_path / "idx"),
+                           "--output_dir", str(tmp_path / "whole")])
+    expected = evaluate(config)
+    config.output_dir = str(tmp_path / "blocks")
+    assert evaluate(config, until=7) is None
+    out = Path(config.output_dir)
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == 7
+    assert not (out / "metrics.json").exists()
+    assert evaluate(config, until=7) is None  # nothing left to do in that block
+    metrics = evaluate(config, until=1000)
+    timing = "seconds_per_question"
+    assert {k: v for k, v in metrics.items() if k != timing} == {k: v for k, v in expected.items() if k != timing}
+    config.overwrite = True
+    with pytest.raises(ValueError, match="overwrite"):
+        evaluate(config, until=7)
 
 
 def test_other_config_in_same_output_dir_is_refused_not_overwritten(tmp_path, capsys):
