@@ -64,7 +64,8 @@ def build_kg(config: KGConfig) -> dict:
     passages = passages[: config.limit]
     store = KGStore(config.store)
     restored = restore_archive(config.archive, store) if config.archive else 0
-    retried = [p.id for p in passages if config.retry_empty and not config.openie and left_empty(store, p.id)]
+    retry = config.retry_empty and not config.openie
+    retried = [p.id for p in passages if left_empty(store, p.id)] if retry else []
     try:
         if config.openie:
             summary = import_openie(config.openie, passages, store)

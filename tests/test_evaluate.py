@@ -97,7 +97,8 @@ def test_a_run_in_blocks_ends_as_one_run(tmp_path):
     out = Path(config.output_dir)
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 7
     assert not (out / "metrics.json").exists()
-    assert evaluate(config, until=7) is None  # nothing left to do in that block
+    assert evaluate(config, until=7) is None  # nothing left to do in that block, and nothing done past it
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == 7
     metrics = evaluate(config, until=1000)
     timing = "seconds_per_question"
     assert {k: v for k, v in metrics.items() if k != timing} == {k: v for k, v in expected.items() if k != timing}
