@@ -1,6 +1,6 @@
 """MIND's claim, tested: fewer retrieval calls than fixed-interval retrieval at equal or better EM/F1.
 
-    python benchmarks/mind_eval.py [--questions 100] [--trace_questions 100] [--attention sentence] [--kirag_mind]
+    python benchmarks/mind_eval.py [--questions 100] [--trace_questions 100] [--attention sentence] [--methods ...]
 
 Calibration, never on an evaluated question: closed-book traces of the first `--trace_questions`
 questions of HotpotQA hipporag_train_100 (a training split), labelled per sentence
@@ -11,17 +11,19 @@ parameters are refused (not written): the calibrated methods are then skipped an
 
 Evaluation: the first `--questions` questions of HotpotQA ircot_dev_500 (the dev split) over their
 own context passages, BM25 (as in MIND's paper), 3 passages per retrieval, the packaged LM on the
-default backend, `--attention` for every signal (MIND's maxAttn):
+default backend, `--attention` for every signal (MIND's maxAttn); `--methods` (all but `kirag_mind`
+by default; `fixed_interval` always runs):
 - `fixed_interval`: retrieve at every sentence (the baseline of the paired tests);
 - `dragin`: a fixed threshold on max S, 1.0 and the training traces' median;
 - `mind` with the hand-set values (α = β = 1, γ = 1.0, δ = 0.2) and calibrated;
-- with `--kirag_mind`, `kirag+mind` calibrated: KiRAG's Aligner-only loop as the retriever (the
+- `kirag_mind`: `kirag+mind` calibrated, KiRAG's Aligner-only loop as the retriever (the
   Aligner of configs/aligner/shared_cpu.yaml when trained), over triples extracted as it reaches
   passages (slow on a CPU); every search of its inner loop is counted.
 
 Every run resumes: traces and predictions are appended as they are made, and the methods advance
-in blocks of `--block` questions, so a run cut short leaves them level. One process: llama.cpp
-uses every core, and two processes on them slow each other down badly.
+in blocks of `--block` questions, so a run cut short leaves them level; the table is written after
+every block, on the questions done so far. One process: llama.cpp uses every core, and two
+processes on them slow each other down badly.
 """
 
 import argparse
@@ -52,6 +54,7 @@ TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_10
 DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), None)
 ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"
 VAL_FRACTION, SEED = 0.2, 0
+METHODS = ("fixed_interval", "dragin", "dragin_median", "mind_hand_set", "mind_calibrated", "kirag_mind")
 
 
 def paths(attention: str) -> tuple[Path, Path]:
@@ -81,15 +84,16 @@ def sentence_rows(questions: list[dict], attention: str) -> tuple[torch.Tensor, 
 
 def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], float]:
     """On the held-out traced questions' sentences: AUROC of max S − θ (NaN with one class) and F1 of
-    max S > θ, for the calibrated θ, the hand-set one and DRAGIN's median threshold (set on the
-    training traces)."""
+    max S > θ, for the calibrated θ, the hand-set one, DRAGIN's median threshold (set on the
+    training traces) and fixed-interval retrieval (a θ below every score: fires always, ranks nothing)."""
     traces, _ = paths(attention)
     train, held = split_held_out(read_traces(traces), VAL_FRACTION, SEED)  # the calibration's own split
     median = float(sentence_rows(train, attention)[0].median())
     score, h, a, mask, labels = sentence_rows(held, attention)
     thresholds = {"calibrated": dynamic_threshold(h, a, mask, learned.alpha, learned.beta),
                   "hand-set (α = β = 1)": dynamic_threshold(h, a, mask, 1.0, 1.0),
-                  f"DRAGIN median θ = {median:.3g}": torch.full_like(score, median)}
+                  f"DRAGIN median θ = {median:.3g}": torch.full_like(score, median),
+                  "always (fixed interval)": score - 1.0}
     rows = []
     for name, theta in thresholds.items():
         fires = (score > theta).long()
@@ -99,9 +103,10 @@ def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], flo
     return rows, median
 
 
-def method_configs(questions: int, attention: str, median: float, calibrated: bool, kirag_mind: bool
+def method_configs(questions: int, attention: str, median: float, calibrated: bool, methods: list[str]
                    ) -> dict[str, EvalConfig]:
-    """Every method's config, in table order (fixed interval first: the paired tests' baseline)."""
+    """The configs of `methods`, in table order (fixed interval first: the paired tests' baseline);
+    the calibrated methods only when the calibration was written."""
     _, params = paths(attention)
     base = EvalConfig(data=replace(DEV, limit=questions), retriever="bm25", mind=MindConfig(retrieve_k=3, attention=attention),
                       kirag=KiRAGConfig(kg=str(RUNS / "kg")),
@@ -114,8 +119,8 @@ def method_configs(questions: int, attention: str, median: float, calibrated: bo
     if calibrated:
         with_params = replace(base.mind, params=str(params))
         runs["mind_calibrated"] = replace(base, method="mind", mind=with_params, name="mind, calibrated")
-        if kirag_mind:
-            runs["kirag_mind"] = replace(base, method="kirag+mind", mind=with_params, name="kirag+mind, calibrated")
+        runs["kirag_mind"] = replace(base, method="kirag+mind", mind=with_params, name="kirag+mind, calibrated")
+    runs = {key: config for key, config in runs.items() if key == "fixed_interval" or key in methods}
     for key, config in runs.items():
         config.output_dir = str(RUNS / f"{attention}-q{questions}" / key)
     return runs
@@ -123,14 +128,16 @@ def method_configs(questions: int, attention: str, median: float, calibrated: bo
 
 def main(args: argparse.Namespace) -> None:
     calibration = calibrate(args.trace_questions, args.attention)
-    learned = calibration["learned"]
-    triggers, median = trigger_report(args.attention, learned)
-    configs = method_configs(args.questions, args.attention, median, calibration["written"], args.kirag_mind)
-    for until in range(args.block, args.questions, args.block):  # the methods advance side by side
-        for config in configs.values():
+    triggers, median = trigger_report(args.attention, calibration["learned"])
+    configs = method_configs(args.questions, args.attention, median, calibration["written"], args.methods)
+    for until in [*range(args.block, args.questions, args.block), args.questions]:
+        for config in configs.values():  # the methods advance side by side
             evaluate(config, until)
-    for config in configs.values():
-        evaluate(config)
+        write_table(args, calibration, triggers, configs)  # after every block, on the questions done
+
+
+def write_table(args: argparse.Namespace, calibration: dict, triggers: list[dict], configs: dict[str, EvalConfig]
+                ) -> None:
     rows = compare([c.output_dir for c in configs.values()], str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
     fixed = rows[0]
     for row in rows:
@@ -141,9 +148,12 @@ def main(args: argparse.Namespace) -> None:
                "calls vs fixed interval", "llm_calls", "seconds_per_question"]
     traces, _ = paths(args.attention)
     labels = label_counts(read_traces(traces))
+    learned = calibration["learned"]
     values = ", ".join(f"{k} {v:.3g}" for k, v in vars(learned).items() if isinstance(v, float))
     verdict = ("calibrated parameters written" if calibration["written"] else
                "the calibrated parameters were degenerate and refused, so no calibrated method ran (see the log)")
+    done = int(fixed["questions"])
+    so_far = f" (of a run of {args.questions}, cut short)" if done < args.questions else ""
     markdown = ("# MIND: when to retrieve\n\n"
                 f"Calibration: closed-book traces of the first {args.trace_questions} HotpotQA hipporag_train_100 "
                 f"questions: {labels['sentences']} sentences, {labels['sentences_needing_retrieval']} labelled as "
@@ -151,7 +161,7 @@ def main(args: argparse.Namespace) -> None:
                 f"{labels['useful_entities']} useful; {args.attention} attention; learned {values}; {verdict}.\n\n"
                 f"## The trigger on held-out traced questions ({VAL_FRACTION:.0%} of them)\n\n"
                 + markdown_table(triggers, list(triggers[0]))
-                + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {args.questions} questions over "
+                + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
                 "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
                 "EM, F1 and recall in %, with 95% bootstrap intervals; paired tests against fixed interval on the "
                 f"same questions (difference in points, p-value). Machine: {machine()}.\n\n"
@@ -169,5 +179,6 @@ if __name__ == "__main__":
     parser.add_argument("--attention", choices=("raw", "sentence"), default="sentence")
     parser.add_argument("--block", type=int, default=10,
                         help="every method answers this many questions before the next block begins")
-    parser.add_argument("--kirag_mind", action="store_true", help="also kirag+mind (extracts triples on demand)")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=[m for m in METHODS if m != "kirag_mind"],
+                        help="the methods to run beside fixed_interval (kirag_mind extracts triples on demand: slow)")
     main(parse_args(parser))

@@ -69,10 +69,11 @@ def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> No
     print(table)
 
 
-def run_scores(benchmark: Benchmark, run: Path) -> dict[str, dict[str, float]]:
-    """Per question id, the scores of a finished run (its predictions against its data's gold)."""
+def run_scores(benchmark: Benchmark, run: Path, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """Per question id, the scores of a run (its predictions against its data's gold), on its data's
+    first `limit` questions when given (those its metrics cover)."""
     predictions = read_predictions(run / "predictions.jsonl")
-    questions = [q for q in benchmark.questions if q.id in predictions]
+    questions = [q for q in benchmark.questions[:limit] if q.id in predictions]
     return question_scores(Benchmark(questions, benchmark.passages), [predictions[q.id] for q in questions])
 
 
@@ -96,12 +97,12 @@ def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
         for needed in (run_file, metrics_file):
             if not needed.is_file():
                 raise FileNotFoundError(f"{needed} does not exist: {run} is not a finished evaluate.py run")
-        config = read_run_config(run_file)
+        config, metrics = read_run_config(run_file), json.loads(metrics_file.read_text())
         rows.append(with_intervals({"method": config.label(), "data": config.data.questions, "run": str(run),
-                                    **json.loads(metrics_file.read_text())}))
+                                    **metrics}))
         data = repr(config.data)  # runs on the same data load it once
         loaded[data] = loaded.get(data) or config.data.load()
-        scores.append(run_scores(loaded[data], run))
+        scores.append(run_scores(loaded[data], run, int(metrics["questions"])))
     for row, own in zip(rows[1:], scores[1:]):
         row |= paired_with(scores[0], own)
     out = Path(output_dir)

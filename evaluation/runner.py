@@ -71,11 +71,12 @@ def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str]], con
                          "or pass --overwrite true")
 
 
-def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float] | None:
+def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
     """Run `config.method` on every question not yet predicted in `config.output_dir`; returns the metrics.
 
-    `until`: predict only the first `until` questions and return None, without metrics (so several
-    methods can advance side by side in blocks, and an interrupted benchmark leaves them level).
+    `until`: predict only the first `until` questions, and report the metrics of those (their
+    `questions` says how many), so several methods can advance side by side in blocks, each block
+    leaving a report, and an interrupted benchmark leaves them level.
     The output folder is locked for the whole run. Nothing in it changes before the config, the data
     and the models have loaded: `--overwrite true` removes the old results only then.
     """
@@ -90,7 +91,8 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float] |
         if previous is not None:
             _check_resumable(out, previous, config, inputs)
         done = {} if config.overwrite else read_predictions(pred_file)
-        todo = [q for q in benchmark.questions[:until] if q.id not in done]
+        questions = benchmark.questions[:until]
+        todo = [q for q in questions if q.id not in done]
         method = build_method(config, benchmark) if todo else None
         stale = ["metrics.json", "metrics.md"] + (["predictions.jsonl"] if config.overwrite else [])
         for name in stale if todo else []:
@@ -98,9 +100,7 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float] |
         write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs}, indent=2))
         if method is not None:
             _predict(method, todo, benchmark, config, done, pred_file)
-        if until is not None and until < len(benchmark.questions):
-            return None
-        metrics = compute_metrics(benchmark, [done[q.id] for q in benchmark.questions])
+        metrics = compute_metrics(Benchmark(questions, benchmark.passages), [done[q.id] for q in questions])
         write_report(config, metrics, out)
     return metrics
 

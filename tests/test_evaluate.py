@@ -93,14 +93,17 @@ def test_a_run_in_blocks_ends_as_one_run(tmp_path):
                            "--output_dir", str(tmp_path / "whole")])
     expected = evaluate(config)
     config.output_dir = str(tmp_path / "blocks")
-    assert evaluate(config, until=7) is None
+    block = evaluate(config, until=7)
     out = Path(config.output_dir)
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 7
-    assert not (out / "metrics.json").exists()
-    assert evaluate(config, until=7) is None  # nothing left to do in that block, and nothing done past it
+    assert block["questions"] == json.loads((out / "metrics.json").read_text())["questions"] == 7
+    first_7 = parse_config(["--retriever", "bm25", "--index.cache_dir", str(tmp_path / "idx"), "--data.limit", "7",
+                            "--output_dir", str(tmp_path / "first_7")])
+    timing = "seconds_per_question"
+    assert {k: v for k, v in block.items() if k != timing} == {k: v for k, v in evaluate(first_7).items() if k != timing}
+    assert evaluate(config, until=7)["questions"] == 7  # nothing left to do in that block, and nothing done past it
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 7
     metrics = evaluate(config, until=1000)
-    timing = "seconds_per_question"
     assert {k: v for k, v in metrics.items() if k != timing} == {k: v for k, v in expected.items() if k != timing}
     config.overwrite = True
     with pytest.raises(ValueError, match="overwrite"):
