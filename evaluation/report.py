@@ -90,13 +90,13 @@ def paired_with(first: dict[str, dict[str, float]], other: dict[str, dict[str, f
 
 
 def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
-    """Finished runs side by side: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`."""
+    """Runs with metrics side by side: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`."""
     rows, scores, loaded = [], [], {}
     for run in map(Path, run_dirs):
         run_file, metrics_file = run / "run.json", run / "metrics.json"
         for needed in (run_file, metrics_file):
             if not needed.is_file():
-                raise FileNotFoundError(f"{needed} does not exist: {run} is not a finished evaluate.py run")
+                raise FileNotFoundError(f"{needed} does not exist: {run} is not an evaluate.py run with metrics")
         config, metrics = read_run_config(run_file), json.loads(metrics_file.read_text())
         rows.append(with_intervals({"method": config.label(), "data": config.data.questions, "run": str(run),
                                     **metrics}))
