@@ -128,16 +128,31 @@ def method_configs(questions: int, attention: str, median: float, calibrated: bo
 
 def main(args: argparse.Namespace) -> None:
     calibration = calibrate(args.trace_questions, args.attention)
-    triggers, median = trigger_report(args.attention, calibration["learned"])
+    learned = calibration["learned"]
+    triggers, median = trigger_report(args.attention, learned)
     configs = method_configs(args.questions, args.attention, median, calibration["written"], args.methods)
+    traces, _ = paths(args.attention)
+    labels = label_counts(read_traces(traces))
+    values = ", ".join(f"{k} {v:.3g}" for k, v in vars(learned).items() if isinstance(v, float))
+    verdict = ("calibrated parameters written" if calibration["written"] else
+               "the calibrated parameters were degenerate and refused, so no calibrated method ran (see the log)")
+    preamble = ("# MIND: when to retrieve\n\n"
+                f"Calibration: closed-book traces of the first {args.trace_questions} HotpotQA hipporag_train_100 "
+                f"questions: {labels['sentences']} sentences, {labels['sentences_needing_retrieval']} labelled as "
+                f"needing retrieval (per sentence: unsupported or changed claims), {labels['entities']} entities, "
+                f"{labels['useful_entities']} useful; {args.attention} attention; learned {values}; {verdict}.\n\n"
+                f"## The trigger on held-out traced questions ({VAL_FRACTION:.0%} of them)\n\n"
+                + markdown_table(triggers, list(triggers[0])))
+    flat = {f"trigger.{row['trigger']}.{k}": v for row in triggers for k, v in row.items() if k != "trigger"}
+    flat |= {f"calibrated.{k}": v for k, v in vars(learned).items()} | {f"trace_{k}": v for k, v in labels.items()}
     for until in [*range(args.block, args.questions, args.block), args.questions]:
         for config in configs.values():  # the methods advance side by side
             evaluate(config, until)
-        write_table(args, calibration, triggers, configs)  # after every block, on the questions done
+        write_table(args, preamble, flat, configs)  # after every block, on the questions done
 
 
-def write_table(args: argparse.Namespace, calibration: dict, triggers: list[dict], configs: dict[str, EvalConfig]
-                ) -> None:
+def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: dict[str, EvalConfig]) -> None:
+    """The calibration's `preamble` and `flat` figures, then the methods side by side on the questions done."""
     rows = compare([c.output_dir for c in configs.values()], str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
     fixed = rows[0]
     for row in rows:
@@ -146,29 +161,14 @@ def write_table(args: argparse.Namespace, calibration: dict, triggers: list[dict
                "recall@5", "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI",
                "answer_in_context@3 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls",
                "calls vs fixed interval", "llm_calls", "seconds_per_question"]
-    traces, _ = paths(args.attention)
-    labels = label_counts(read_traces(traces))
-    learned = calibration["learned"]
-    values = ", ".join(f"{k} {v:.3g}" for k, v in vars(learned).items() if isinstance(v, float))
-    verdict = ("calibrated parameters written" if calibration["written"] else
-               "the calibrated parameters were degenerate and refused, so no calibrated method ran (see the log)")
     done = int(fixed["questions"])
     so_far = f" (of a run of {args.questions}, cut short)" if done < args.questions else ""
-    markdown = ("# MIND: when to retrieve\n\n"
-                f"Calibration: closed-book traces of the first {args.trace_questions} HotpotQA hipporag_train_100 "
-                f"questions: {labels['sentences']} sentences, {labels['sentences_needing_retrieval']} labelled as "
-                f"needing retrieval (per sentence: unsupported or changed claims), {labels['entities']} entities, "
-                f"{labels['useful_entities']} useful; {args.attention} attention; learned {values}; {verdict}.\n\n"
-                f"## The trigger on held-out traced questions ({VAL_FRACTION:.0%} of them)\n\n"
-                + markdown_table(triggers, list(triggers[0]))
-                + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
+    markdown = (preamble + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
                 "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
                 "EM, F1 and recall in %, with 95% bootstrap intervals; paired tests against fixed interval on the "
                 f"same questions (difference in points, p-value). Machine: {machine()}.\n\n"
                 + markdown_table(rows, columns))
-    flat = {f"trigger.{row['trigger']}.{k}": v for row in triggers for k, v in row.items() if k != "trigger"}
-    flat |= {f"calibrated.{k}": v for k, v in vars(learned).items()} | {f"trace_{k}": v for k, v in labels.items()}
-    flat |= {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
+    flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
     write_results("mind_eval", markdown, {"setup": markdown.split("\n\n")[1], **flat})
 
 
