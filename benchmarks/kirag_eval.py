@@ -1,6 +1,6 @@
 """KiRAG against single-shot dense retrieval on held-out MuSiQue questions and HotpotQA.
 
-    python benchmarks/kirag_eval.py [--parts musique hotpotqa] [--constructor_questions N]
+    python benchmarks/kirag_eval.py [--parts musique musique_own hotpotqa hotpotqa_ircot] [--constructor_questions N]
 
 Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
 packaged Qwen2.5-0.5B reader from their top 3 passages:
@@ -16,19 +16,26 @@ Every figure has its 95% bootstrap interval, and every method a paired test agai
 same questions; the hop-count composition of each question set is reported.
 
 The trained Aligner (`--aligner`, default the MuSiQue one below) is a checkpoint of the best
-validation MRR (`best.ckpt`). Each part evaluates the questions the Aligner never trained on: the
-test split of the part's dataset, rebuilt from the data settings saved in the checkpoint.
-MuSiQue: the 50 test questions of hipporag_train_100 (`test_fraction` 0.5: a seeded random half,
-drawn before incomplete chains were dropped; the same 50 for shared_cpu.yaml and multi_cpu.yaml)
-over the gpt-3.5 triples. It needs:
+validation MRR (`best.ckpt`). Each part (`--parts`) evaluates questions the Aligner never trained on:
+the test split of the part's dataset when the Aligner trained on it, rebuilt from the data settings
+saved in the checkpoint; otherwise the part's first `--unseen_questions` (100), checked to be none of
+the questions the Aligner's chains files hold. Each part's KG must cover its whole corpus:
+- `musique`: the 50 MuSiQue test questions of hipporag_train_100 (`test_fraction` 0.5: a seeded random
+  half, drawn before incomplete chains were dropped; the same 50 for shared_cpu.yaml and
+  multi_cpu.yaml) over the gpt-3.5 triples. It needs:
     python prepare.py kg --config configs/kg/musique_gpt35.yaml
     python prepare.py chains --config configs/chains/musique_gpt35.yaml
     python train.py fit --config configs/aligner/shared_cpu.yaml      # checkpoints/best.ckpt is used
-HotpotQA: hipporag_train_100 questions over the whole train-100 corpus (994 passages) with this
-project's own triples (`python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml`, restored
-from its committed archive): the `hotpotqa` test split of an Aligner trained on it
-(configs/aligner/multi_cpu.yaml), else the first `--hotpotqa_questions` (50).
+- `musique_own`: the same questions and corpus over this project's own triples (packaged LM):
+    python prepare.py kg --config configs/kg/musique_train_100.yaml
+- `hotpotqa`: hipporag_train_100 questions over the whole train-100 corpus (994 passages) with this
+  project's own triples (`python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml`, restored
+  from its committed archive): the `hotpotqa` test split of an Aligner trained on it
+  (configs/aligner/multi_cpu.yaml).
     python benchmarks/kirag_eval.py --aligner runs/aligner/multi/checkpoints/best.ckpt
+- `hotpotqa_ircot`: the first 100 questions of ircot_dev_500 (HotpotQA dev; multi_cpu.yaml trains on
+  questions 101-500 only) over the union of their contexts (1,000 passages), this project's triples:
+    python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
 recomputes the timing. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
@@ -42,7 +49,7 @@ import argparse
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -59,6 +66,7 @@ from evaluation.predictions import read_predictions  # noqa: E402
 from evaluation.report import compare, markdown_table, paired_with, run_scores, with_intervals  # noqa: E402
 from evaluation.runner import evaluate  # noqa: E402
 from evaluation.stats import paired_test  # noqa: E402
+from kg.store import KGStore  # noqa: E402
 
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # `--aligner`: the best validation MRR
 RUNS: Path  # set by main: runs/bench/kirag/<training run folder>-<checkpoint digest>
@@ -66,8 +74,32 @@ MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_10
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
                       str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
-DATA = {"musique": MUSIQUE, "hotpotqa": HOTPOTQA}
-KGS = {"musique": ROOT / "runs" / "kg" / "musique", "hotpotqa": ROOT / "runs" / "kg" / "hotpotqa_train_100"}
+IRCOT = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """Questions and corpus (`data`), the KG over that corpus and the config that builds it, and the
+    dataset of the Aligner whose test split is evaluated when the Aligner trained on it."""
+
+    data: DataConfig
+    kg: str
+    kg_config: str
+    dataset: str
+    about: str
+
+
+PARTS = {
+    "musique": Part(MUSIQUE, "runs/kg/musique", "configs/kg/musique_gpt35.yaml", "musique",
+                    "MuSiQue hipporag_train_100, gpt-3.5 triples"),
+    "musique_own": Part(MUSIQUE, "runs/kg/musique_train_100", "configs/kg/musique_train_100.yaml", "musique",
+                        "MuSiQue hipporag_train_100, this project's triples (packaged LM)"),
+    "hotpotqa": Part(HOTPOTQA, "runs/kg/hotpotqa_train_100", "configs/kg/hotpotqa_train_100.yaml", "hotpotqa",
+                     "HotpotQA hipporag_train_100 over the whole train-100 corpus, this project's triples"),
+    "hotpotqa_ircot": Part(IRCOT, "runs/kg/hotpotqa_ircot_dev_100", "configs/kg/hotpotqa_ircot_dev_100.yaml",
+                           "hotpotqa_ircot_dev_100", "HotpotQA ircot_dev_500 (dev) over the contexts of the "
+                           "questions evaluated, this project's triples"),
+}
 COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
     "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI", "answer_in_context@5", "em", "em 95% CI",
     "f1", "f1 95% CI", "recall@5 vs first (p)", "answer_in_context@3 vs first (p)", "em vs first (p)",
@@ -75,17 +107,25 @@ COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in REC
     "llm_calls", "seconds_per_question"]
 
 
-def evaluated_questions(part: str, test_ids: dict[str, list[str]], hotpotqa_questions: int) -> DataConfig:
-    """The questions of a part the Aligner never trained on: its test split of the part's dataset, written
-    in unified format; for HotpotQA when it never saw the dataset, the first `hotpotqa_questions`."""
-    if part not in test_ids:
-        if part == "musique":
-            sys.exit(f"{TRAINED} was not trained on a dataset named musique (its datasets: {', '.join(test_ids)})")
-        return replace(HOTPOTQA, limit=hotpotqa_questions)
-    test = set(test_ids[part])
-    benchmark = DATA[part].load()
-    questions = [q for q in benchmark.questions if q.id in test]
-    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / f"{part}_held_out")
+def evaluated_questions(name: str, data, unseen_questions: int) -> DataConfig:
+    """The questions of part `name` the Aligner (`data`: its AlignerDataModule) never trained on, written in
+    unified format: the test split of the part's dataset when the Aligner trained on it, else the part's
+    first `unseen_questions`, refused when the Aligner's chains files hold any of them."""
+    part = PARTS[name]
+    if part.dataset in data.test_ids:
+        test = set(data.test_ids[part.dataset])
+        benchmark = part.data.load()
+        questions = [q for q in benchmark.questions if q.id in test]
+    else:
+        benchmark = replace(part.data, limit=unseen_questions).load()
+        seen = {r.question_id for r in data.train_records + data.val_records} | {
+            q for ids in data.test_ids.values() for q in ids}
+        if overlap := [q.id for q in benchmark.questions if q.id in seen]:
+            sys.exit(f"{name}: {len(overlap)} of the first {unseen_questions} questions of {part.data.questions} "
+                     f"are in the chains files {TRAINED} was trained with (first: {overlap[0]}); it has no test "
+                     f"split of {part.dataset} to evaluate instead")
+        questions = benchmark.questions
+    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / f"{name}_held_out")
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 
@@ -93,9 +133,8 @@ def configs(part: str, data: DataConfig, constructor_questions: int | None, budg
             ) -> dict[str, EvalConfig]:
     """The methods in table order; with `budget` (the passages the Aligner-only loop retrieved per
     question), the baselines that get the same budget."""
-    kg = str(KGS[part])
     base = EvalConfig(data=data, retriever="dense", reader=ReaderConfig(enabled=True),
-                      kirag=KiRAGConfig(kg=kg, extract_missing=False))
+                      kirag=KiRAGConfig(kg=str(ROOT / PARTS[part].kg), extract_missing=False))
     limits = [n for n in (data.limit, constructor_questions) if n is not None]
     subset = replace(data, limit=min(limits, default=None))
     trained = AlignerConfig(name=str(TRAINED))
@@ -189,11 +228,14 @@ def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[d
     return rows
 
 
-def run_part(part: str, test_ids: dict[str, list[str]], constructor_questions: int | None,
-             hotpotqa_questions: int) -> tuple[str, dict]:
-    if not KGS[part].is_dir():
-        sys.exit(f"{KGS[part]} is missing: build the KG first (see this script's docstring)")
-    data = evaluated_questions(part, test_ids, hotpotqa_questions)
+def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_questions: int) -> tuple[str, dict]:
+    data = evaluated_questions(part, aligner_data, unseen_questions)
+    kg, everything = ROOT / PARTS[part].kg, data.load()
+    passages = everything.passages
+    missing = KGStore(kg, create=False).missing(p.id for p in passages) if kg.is_dir() else passages
+    if missing:
+        sys.exit(f"{part}: {len(missing)} of the {len(passages)} passages have no triples in {kg}: "
+                 f"python prepare.py kg --config {PARTS[part].kg_config}")
     runs = configs(part, data, constructor_questions)
     budget = round(evaluate(runs["kirag trained"])["passages_retrieved"])
     runs = configs(part, data, constructor_questions, budget)
@@ -201,7 +243,7 @@ def run_part(part: str, test_ids: dict[str, list[str]], constructor_questions: i
         started = time.perf_counter()
         evaluate(config)
         print(f"{part} {key}: {time.perf_counter() - started:.0f} s", flush=True)
-    everything, subset = data.load(), runs["kirag constructor"].data.load()
+    subset = runs["kirag constructor"].data.load()
     compared = compare([c.output_dir for c in runs.values()], str(RUNS / part / "compare"))
     rows = [{"questions set": "all", **row} for row in compared]
     if len(subset.questions) < len(everything.questions):  # the Constructor ran on the first questions only
@@ -215,7 +257,12 @@ def run_part(part: str, test_ids: dict[str, list[str]], constructor_questions: i
     for row in verdicts:
         prefix = f"{part}.budget.{row['kirag']} vs {row['baseline']}.{row['metric']}"
         flat.update({f"{prefix}.{c}": row[c] for c in ("questions", "kirag value", "baseline value", "difference", "p")})
-    text = (f"## {part}\n\nQuestions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
+    held_out = (f"the {PARTS[part].dataset} test split (a seeded random split by question, never trained on)"
+                if PARTS[part].dataset in aligner_data.test_ids else
+                f"the first {len(everything.questions)} questions (none in the Aligner's data)")
+    flat[f"{part}.questions"] = held_out
+    text = (f"## {part}\n\n{PARTS[part].about}: {held_out}. "
+            f"Questions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
             f"same questions: the difference in points and its paired-bootstrap p-value.\n\n"
             + markdown_table(rows, COLUMNS)
             + "\n### KiRAG against the baselines with its budget\n\n`rag` at k = the passages KiRAG retrieved "
@@ -232,12 +279,12 @@ def run_part(part: str, test_ids: dict[str, list[str]], constructor_questions: i
 def main() -> None:
     global TRAINED, RUNS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=["musique", "hotpotqa"])
+    parser.add_argument("--parts", nargs="+", default=["musique", "hotpotqa"], choices=list(PARTS))
     parser.add_argument("--aligner", type=Path, default=TRAINED,
                         help="the trained Aligner's checkpoint (runs go to runs/bench/kirag/<its training run>-<its "
                              "content digest>: a retrained checkpoint gets new runs)")
-    parser.add_argument("--hotpotqa_questions", type=int, default=50,
-                        help="HotpotQA questions when the Aligner never trained on HotpotQA")
+    parser.add_argument("--unseen_questions", type=int, default=100,
+                        help="a part whose dataset the Aligner did not train on: its first N questions")
     parser.add_argument("--constructor_questions", type=int, default=None,
                         help="run the Constructor on the first N questions only (default: all)")
     args = parse_args(parser)
@@ -245,25 +292,20 @@ def main() -> None:
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
     RUNS = ROOT / "runs" / "bench" / "kirag" / f"{TRAINED.parents[1].name}-{content_digest(TRAINED)[:8]}"
-    test_ids = trained_datamodule(TRAINED).test_ids
+    aligner_data = trained_datamodule(TRAINED)
     shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
-    sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner datasets": ", ".join(test_ids)}
+    sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown),
+                          "aligner datasets": ", ".join(aligner_data.test_ids)}
     for part in args.parts:
-        text, figures = run_part(part, test_ids, args.constructor_questions, args.hotpotqa_questions)
+        text, figures = run_part(part, aligner_data, args.constructor_questions, args.unseen_questions)
         sections.append(text)
         flat.update(figures)
-    about = {"musique": "MuSiQue: the hipporag_train_100 test questions (a seeded random half, never trained on), "
-                        "gpt-3.5 triples.",
-             "hotpotqa": ("HotpotQA: the hipporag_train_100 test questions (a seeded random half, never trained on)"
-                          if "hotpotqa" in test_ids else f"HotpotQA: the first {args.hotpotqa_questions} "
-                          "hipporag_train_100 questions (the Aligner never saw HotpotQA)")
-                         + " over the whole train-100 corpus, this project's triples (packaged LM, llama.cpp)."}
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
-                f"Trained Aligner: `{flat['aligner']}` (best validation MRR), trained on {flat['aligner datasets']}.\n"
-                + " ".join(about[part] for part in args.parts)
-                + " 95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
+                f"Trained Aligner: `{flat['aligner']}` (best validation MRR), trained on {flat['aligner datasets']}. "
+                "Each part's questions are ones it never trained on (its section says which). "
+                "95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)
 
 

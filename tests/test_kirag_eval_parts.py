@@ -1,0 +1,47 @@
+"""benchmarks/kirag_eval.py evaluates each part on questions its Aligner never trained on."""
+
+from types import SimpleNamespace
+
+import pytest
+
+import benchmarks.kirag_eval as kirag_eval
+from datamodules.loaders import DataConfig
+
+
+@pytest.fixture
+def demo_part(monkeypatch, tmp_path):
+    monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", kirag_eval.Part(DataConfig(), "runs/kg/demo", "configs/kg/demo.yaml",
+                                                                   "demo", "the demo"))
+    return "demo"
+
+
+def aligner_data(test_ids=None, trained=(), validated=()):
+    """What evaluated_questions reads of an AlignerDataModule."""
+    record = lambda qid: SimpleNamespace(question_id=qid)  # noqa: E731
+    return SimpleNamespace(test_ids=test_ids or {}, train_records=[record(q) for q in trained],
+                           val_records=[record(q) for q in validated])
+
+
+def question_ids(data: DataConfig) -> list[str]:
+    return [q.id for q in data.load().questions]
+
+
+def test_a_dataset_the_aligner_trained_on_is_evaluated_on_its_test_split(demo_part):
+    data = aligner_data({"demo": ["demo-005", "demo-002"], "other": ["x"]}, trained=["demo-001"])
+    assert question_ids(kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)) == ["demo-002", "demo-005"]
+
+
+def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(demo_part):
+    data = aligner_data({"other": ["x"]}, trained=["y"], validated=["z"])
+    evaluated = kirag_eval.evaluated_questions(demo_part, data, unseen_questions=3)
+    assert question_ids(evaluated) == ["demo-001", "demo-002", "demo-003"]
+    assert len(evaluated.load().passages) == len(DataConfig().load().passages)  # the whole corpus stays
+
+
+@pytest.mark.parametrize("where", ["trained", "validated", "test"])
+def test_first_questions_the_aligner_has_seen_are_refused(demo_part, where):
+    data = aligner_data({"other": ["demo-002"]} if where == "test" else {},
+                        **({where: ["demo-002"]} if where != "test" else {}))
+    with pytest.raises(SystemExit, match="demo: 1 of the first 3 questions .* demo-002"):
+        kirag_eval.evaluated_questions(demo_part, data, unseen_questions=3)
