@@ -75,23 +75,39 @@ class TripleExtractor:
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
 
-    def prompts(self, passages: list[Passage]) -> list[list[Message]]:
-        chosen = self.selector.select(passages, self.num_demos) if self.selector else [[] for _ in passages]
-        return [build_prompt(p, demos) for p, demos in zip(passages, chosen)]
+    def _chosen(self, passages: list[Passage], show_progress: bool = False) -> list[tuple[int, ...]]:
+        """Each passage's demonstrations, as positions in the pool."""
+        if self.selector is None:
+            return [() for _ in passages]
+        return self.selector.choose(passages, self.num_demos, show_progress)
 
-    def _extract_batch(self, passages: list[Passage]) -> dict[str, Extracted]:
-        outputs = self.lm.chat(
-            self.prompts(passages), max_new_tokens=self.max_new_tokens, batch_size=self.batch_size, stop_repeated_lines=True
-        )
+    def prompts(self, passages: list[Passage]) -> list[list[Message]]:
+        return [self._prompt(p, chosen) for p, chosen in zip(passages, self._chosen(passages), strict=True)]
+
+    def _prompt(self, passage: Passage, chosen: tuple[int, ...]) -> list[Message]:
+        return build_prompt(passage, [self.demos[i] for i in chosen])
+
+    def _extract_batch(self, batch: list[tuple[Passage, tuple[int, ...]]]) -> dict[str, Extracted]:
+        outputs = self.lm.chat([self._prompt(p, chosen) for p, chosen in batch], max_new_tokens=self.max_new_tokens,
+                               batch_size=self.batch_size, stop_repeated_lines=True)
         result = {}
-        for passage, output in zip(passages, outputs, strict=True):
+        for (passage, _), output in zip(batch, outputs, strict=True):
             parts, rejected = parse_triples(output.text)
             result[passage.id] = ([Triple.make(*t, passage.id, passage.sentences) for t in parts], rejected)
         return result
 
-    def _batches(self, passages: list[Passage]) -> Iterable[list[Passage]]:
-        for start in range(0, len(passages), self.batch_size):
-            yield passages[start : start + self.batch_size]
+    def _batches(self, passages: list[Passage], show_progress: bool = False
+                 ) -> list[list[tuple[Passage, tuple[int, ...]]]]:
+        """Batches of (passage, its demonstrations), the passages grouped by their demonstrations: prompts
+        that begin alike come one after another, so an LM that keeps the KV cache of a shared prompt
+        prefix (llama.cpp) decodes the instruction and the demonstrations once per group, not once per
+        passage. On HotpotQA ircot_dev_500's first 100 contexts (1,000 passages, 615 prompt tokens on
+        average, llama.cpp's 8 slots simulated) that left 204 tokens a passage to decode before its
+        output, against 375 in corpus order."""
+        chosen = self._chosen(passages, show_progress)
+        order = sorted(range(len(passages)), key=chosen.__getitem__)  # stable: corpus order within a group
+        pairs = [(passages[i], chosen[i]) for i in order]
+        return [pairs[start : start + self.batch_size] for start in range(0, len(pairs), self.batch_size)]
 
     def extract(self, passages: Iterable[Passage]) -> dict[str, Extracted]:
         """Passage id -> (triples, rejected), for each distinct passage."""
@@ -102,7 +118,8 @@ class TripleExtractor:
 
     def extract_into(self, store: KGStore, passages: Iterable[Passage], show_progress: bool = True,
                      retry_empty: bool = False) -> dict:
-        """Extract the passages `store` lacks, appending each finished batch; safe to interrupt and rerun.
+        """Extract the passages `store` lacks, grouped by their demonstrations (`_batches`), appending
+        each finished batch; safe to interrupt and rerun.
 
         `retry_empty`: also extract again the passages the LM left without triples (worth it after a
         parser fix); a result with triples replaces the stored one. Those that again give none are
@@ -112,8 +129,9 @@ class TripleExtractor:
         todo = [p for p in passages if not store.has(p.id) or (retry_empty and left_empty(store, p.id))]
         done_triples = done_rejected = replaced = 0
         began = time.perf_counter()
+        batches = self._batches(todo, show_progress)
         with tqdm(total=len(todo), desc="extract triples", unit="passage", disable=not show_progress) as bar:
-            for batch in self._batches(todo):
+            for batch in batches:
                 extracted = self._extract_batch(batch)
                 store.add_many(((pid, t, r) for pid, (t, r) in extracted.items()), source="llm")  # the new ones
                 replaced += store.replace_many(((pid, t, r) for pid, (t, r) in extracted.items()

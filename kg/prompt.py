@@ -83,15 +83,15 @@ class DemoSelector:
         self.demos = demos
         self._pool: np.ndarray | None = None
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.encoder.encode(texts, kind="passage", show_progress=False), dtype=np.float32)
+    def _embed(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        vectors = np.asarray(self.encoder.encode(texts, kind="passage", show_progress=show_progress), dtype=np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
-    def select(self, passages: list[Passage], k: int) -> list[list[Demo]]:
+    def choose(self, passages: list[Passage], k: int, show_progress: bool = False) -> list[tuple[int, ...]]:
+        """The pool positions of each passage's `k` demonstrations, best first."""
         if k <= 0 or not passages:
-            return [[] for _ in passages]
+            return [() for _ in passages]
         if self._pool is None:
             self._pool = self._embed([user_message(d.title, d.text) for d in self.demos])
-        scores = self._embed([user_message(p.title, p.text) for p in passages]) @ self._pool.T
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        return [[self.demos[i] for i in row] for row in order]
+        scores = self._embed([user_message(p.title, p.text) for p in passages], show_progress) @ self._pool.T
+        return [tuple(int(i) for i in row) for row in np.argsort(-scores, axis=1, kind="stable")[:, :k]]

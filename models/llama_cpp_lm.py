@@ -73,6 +73,7 @@ class LlamaCppLM:
         # would run later and print a traceback from inside the half-unloaded module.
         weakref.finalize(self, _free, self._batch, self.llm)
         self._held: list[list[int]] = [[] for _ in range(parallel)]  # the tokens each slot's cache holds
+        self.prompt_tokens_decoded = 0  # prompt tokens not found in a slot's cache: what prefix reuse left to do
         vocab = self.llm._model.vocab
         self._n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
         meta = self.llm.metadata
@@ -155,6 +156,7 @@ class LlamaCppLM:
         keep = min(common_prefix(self._held[slot], prompt), len(prompt) - 1)
         llama_cpp.llama_memory_seq_rm(self._memory, slot, keep, -1)
         self._held[slot] = list(prompt)
+        self.prompt_tokens_decoded += len(prompt) - keep
         return [(t, keep + k, slot, keep + k == len(prompt) - 1) for k, t in enumerate(prompt[keep:])]
 
     def _decode(self, tokens: list[tuple[int, int, int, bool]]) -> list[int]:

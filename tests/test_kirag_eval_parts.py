@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import benchmarks.kirag_eval as kirag_eval
+from benchmarks import kirag_eval
 from datamodules.loaders import DataConfig
 
 

@@ -101,9 +101,27 @@ def test_demonstrations_are_the_most_similar_first():
 def test_the_pool_is_embedded_once():
     encoder = KeywordEncoder()
     selector = DemoSelector(encoder, DEMOS)
-    selector.select(corpus(2), 1)
-    selector.select(corpus(3), 1)
-    assert encoder.calls == 3  # the pool once, then each batch of passages
+    assert selector.choose(corpus(2), 1) == [(0,), (0,)]  # river: Tell (river)
+    selector.choose(corpus(3), 1)
+    assert encoder.calls == 3  # the pool once, then each call's passages
+
+
+def test_passages_are_extracted_grouped_by_their_demonstrations(tmp_path):
+    """Prompts sharing their demonstrations run one after another (a shared prefix for llama.cpp's
+    cache), in corpus order within a group; every passage is still stored under its own id."""
+    kinds = ["film", "river", "band", "river", "film", "band", "river"]
+    passages = [Passage.make(f"P{i}", f"A {kind} and a {kind}.") for i, kind in enumerate(kinds)]
+    lm, store = FakeLM(), KGStore(tmp_path)
+    extractor = TripleExtractor(lm, encoder=KeywordEncoder(), demos=DEMOS, num_demos=2, batch_size=3)
+    extractor.extract_into(store, passages, show_progress=False)
+    seen = [text.split("\n")[0].removeprefix("Title: ") for text in lm.passages_seen]
+    assert seen == ["P1", "P3", "P6", "P2", "P5", "P0", "P4"]  # river (demo 0), band (1), film (2)
+    assert [len(batch) for batch in lm.calls] == [3, 3, 1]
+    first_demos = [[m["content"] for m in c[1:-1:2]] for batch in lm.calls for c in batch]
+    assert [d[0].split("\n")[0] for d in first_demos] == ["Title: Tell (river)"] * 3 + ["Title: Loud Ones"] * 2 + [
+        "Title: Glass"] * 2
+    assert sorted(store.passage_ids()) == sorted(p.id for p in passages)
+    assert all(store.get(p.id)[0].text == f"<P{i}; starts with; A>" for i, p in enumerate(passages))
 
 
 def test_no_demonstrations_needs_no_encoder():

@@ -98,6 +98,7 @@ def test_llama_decodes_sequences_together_and_reuses_what_a_slot_holds(llama, mo
     monkeypatch.setattr(llama, "_decode", lambda tokens: decoded.append(tokens) or decode(tokens))
     monkeypatch.setattr(llama, "_start", lambda slot, prompt: started.append(start(slot, prompt)) or started[-1])
     llama._held = [[] for _ in llama._held]  # as if the slots held nothing: each cache is cut to what it holds
+    counted = llama.prompt_tokens_decoded
     together = llama.generate(prompts, max_new_tokens=12, batch_size=3)
     assert [g.text for g in together] == alone
     slots = [{slot for _, _, slot, _ in call} for call in decoded]
@@ -106,6 +107,7 @@ def test_llama_decodes_sequences_together_and_reuses_what_a_slot_holds(llama, mo
     ids = [llama.encode(p) for p in prompts]
     shared = min(common_prefix(ids[0], i) for i in ids)
     assert shared > 20 and sum(map(len, started)) == shared + sum(len(i) - shared for i in ids)
+    assert llama.prompt_tokens_decoded - counted == sum(map(len, started))  # the counter a benchmark reads
     started.clear()
     assert [g.text for g in llama.generate(prompts, max_new_tokens=12, batch_size=3)] == alone
     assert sum(map(len, started)) <= sum(len(i) - shared for i in ids)  # now every slot starts from it

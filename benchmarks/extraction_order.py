@@ -1,0 +1,134 @@
+"""Triple extraction in corpus order against grouped by demonstrations, with llama.cpp, side by side.
+
+    python benchmarks/extraction_order.py [--questions 20]
+
+`TripleExtractor.extract_into` sorts the passages it extracts by their chosen demonstrations, so
+prompts that begin alike (instruction, then the same demonstrations) follow each other and
+llama.cpp's slots decode that shared prefix once per group. This measures what it gains on a real
+corpus: the contexts of HotpotQA ircot_dev_500's first `--questions` questions (the corpus of
+kirag_eval's `hotpotqa_ircot` part is the first 100's), extracted twice into fresh stores by one
+llama.cpp model (2 demonstrations, batch 8, at most 256 new tokens), once in corpus order and once
+grouped, in the order `--first` says. Per order: passages/s, prompt tokens llama.cpp had to decode
+per passage (its counter: those no slot's cache held) and generated tokens per passage; and the
+share of passages whose triples came out identical in both orders (greedy decoding, but the batch a
+prompt runs in, and the cache it starts from, may change the last bits of its logits).
+
+The gain grows with the corpus: a larger corpus has larger groups. So the prompt tokens left to
+decode per passage in both orders are also computed, without running the LM, for the contexts of
+the first `--simulate_questions` (100) questions, 8 slots simulated as the backend fills them. About
+40 minutes on 2 cores at the defaults; not resumable.
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
+from datamodules.loaders import DataConfig  # noqa: E402
+from evaluation.report import markdown_table  # noqa: E402
+from kg.extraction import TripleExtractor  # noqa: E402
+from kg.store import KGStore  # noqa: E402
+from models.lm import common_prefix  # noqa: E402
+from models.lm_config import LMConfig  # noqa: E402
+
+IRCOT = SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"
+
+
+def batches(extractor: TripleExtractor, passages, grouped: bool) -> list[list]:
+    """The extractor's batches of (passage, demonstrations): grouped, as `extract_into` takes them, or in
+    corpus order."""
+    if grouped:
+        return extractor._batches(passages)
+    pairs = list(zip(passages, extractor._chosen(passages)))
+    return [pairs[i : i + extractor.batch_size] for i in range(0, len(pairs), extractor.batch_size)]
+
+
+def simulated_prompt_tokens(llama, extractor: TripleExtractor, passages, grouped: bool) -> float:
+    """Prompt tokens a passage leaves to decode when llama.cpp's slots keep what they last held:
+    each prompt of a batch (sorted, as the backend takes them) starts from the longest prefix any
+    slot holds, into the free slot that shares the most."""
+    held, total = [[] for _ in range(llama.parallel)], 0
+    for batch in batches(extractor, passages, grouped):
+        prompts = sorted(llama.format_chat(extractor._prompt(p, chosen)) for p, chosen in batch)
+        free = list(range(llama.parallel))
+        for ids in (llama.encode(p) for p in prompts):
+            slot = max(free, key=lambda s: common_prefix(held[s], ids))
+            free.remove(slot)
+            total += len(ids) - min(max(common_prefix(h, ids) for h in held), len(ids) - 1)
+            held[slot] = ids
+    return total / len(passages)
+
+
+class CountingLM:
+    """The LM, counting the tokens it generates."""
+
+    def __init__(self, lm) -> None:
+        self.lm, self.generated = lm, 0
+
+    def chat(self, conversations, **kwargs):
+        outputs = self.lm.chat(conversations, **kwargs)
+        self.generated += sum(o.new_tokens for o in outputs)
+        return outputs
+
+
+def extract(extractor: TripleExtractor, llama, passages, grouped: bool, folder: Path) -> tuple[dict, KGStore]:
+    """Extract `passages` into a fresh store in one order, batch by batch as `extract_into` does, timed
+    (choosing the demonstrations included)."""
+    store = KGStore(folder)
+    llama._held = [[] for _ in llama._held]  # nothing cached: the other order's prompts would be reused
+    before, generated = llama.prompt_tokens_decoded, extractor.lm.generated
+    start = time.perf_counter()
+    with tqdm(total=len(passages), desc="grouped" if grouped else "corpus order", unit="passage") as bar:
+        for batch in batches(extractor, passages, grouped):
+            store.add_many((pid, t, r) for pid, (t, r) in extractor._extract_batch(batch).items())
+            bar.update(len(batch))
+    seconds = time.perf_counter() - start
+    return {"order": "grouped by demonstrations" if grouped else "corpus order", "passages": len(passages),
+            "seconds": seconds, "passages/s": len(passages) / seconds,
+            "prompt tokens decoded per passage": (llama.prompt_tokens_decoded - before) / len(passages),
+            "generated tokens per passage": (extractor.lm.generated - generated) / len(passages)}, store
+
+
+def main(args: argparse.Namespace) -> None:
+    passages = DataConfig("ircot", str(IRCOT), limit=args.questions).load().passages
+    whole = DataConfig("ircot", str(IRCOT), limit=args.simulate_questions).load().passages
+    lm = LMConfig(backend="llama_cpp").build()
+    llama = lm.generator
+    extractor = TripleExtractor(CountingLM(lm), num_demos=2, batch_size=8, max_new_tokens=256)
+    simulated = {"grouped" if g else "corpus order": simulated_prompt_tokens(llama, extractor, whole, g)
+                 for g in (False, True)}
+    rows, stores = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for grouped in ([True, False] if args.first == "grouped" else [False, True]):
+            row, stores[grouped] = extract(extractor, llama, passages, grouped, Path(tmp) / str(grouped))
+            rows.append(row)
+        identical = sum([t.text for t in stores[True].get(p.id)] == [t.text for t in stores[False].get(p.id)]
+                        for p in passages) / len(passages)
+    by_order = {r["order"]: r for r in rows}
+    ratio = by_order["grouped by demonstrations"]["passages/s"] / by_order["corpus order"]["passages/s"]
+    summary = {"speed grouped / corpus order": ratio, "identical triples (share of passages)": identical,
+               f"simulated prompt tokens per passage, {len(whole)} passages, corpus order": simulated["corpus order"],
+               f"simulated prompt tokens per passage, {len(whole)} passages, grouped": simulated["grouped"]}
+    setup = (f"HotpotQA ircot_dev_500: the contexts of the first {args.questions} questions ({len(passages)} "
+             f"passages); packaged Qwen2.5-Coder-0.5B-Instruct q4 GGUF on llama.cpp, {llama.parallel} slots, "
+             f"batch 8, 2 demonstrations, at most 256 new tokens; {args.first} ran first. Machine: {machine()}.")
+    markdown = ("# Triple extraction: corpus order against grouped by demonstrations\n\n" + setup + "\n\n"
+                + markdown_table(rows, list(rows[0])) + "\n" + markdown_table([summary], list(summary)))
+    flat = {"setup": setup, **{f"{r['order']}.{k}": v for r in rows for k, v in r.items() if k != "order"},
+            **summary}
+    write_results("extraction_order", markdown, flat)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=20, help="extract the contexts of the first N questions")
+    parser.add_argument("--simulate_questions", type=int, default=100,
+                        help="simulate the prompt tokens of the contexts of the first N questions")
+    parser.add_argument("--first", choices=["grouped", "corpus"], default="corpus", help="the order that runs first")
+    main(parse_args(parser))
