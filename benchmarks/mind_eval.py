@@ -55,6 +55,10 @@ DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"),
 ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"
 VAL_FRACTION, SEED = 0.2, 0
 METHODS = ("fixed_interval", "dragin", "dragin_median", "mind_hand_set", "mind_calibrated", "kirag_mind")
+COLUMNS = ["method", "questions", "em", "em 95% CI", "f1", "f1 95% CI", "em vs first (p)", "f1 vs first (p)",
+           "recall@5", "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI",
+           "answer_in_context@3 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls",
+           "calls vs fixed interval", "llm_calls", "seconds_per_question"]
 
 
 def paths(attention: str) -> tuple[Path, Path]:
@@ -157,17 +161,13 @@ def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: di
     fixed = rows[0]
     for row in rows:
         row["calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)
-    columns = ["method", "questions", "em", "em 95% CI", "f1", "f1 95% CI", "em vs first (p)", "f1 vs first (p)",
-               "recall@5", "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI",
-               "answer_in_context@3 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls",
-               "calls vs fixed interval", "llm_calls", "seconds_per_question"]
     done = int(fixed["questions"])
     so_far = f" (of a run of {args.questions}, cut short)" if done < args.questions else ""
     markdown = (preamble + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
                 "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
                 "EM, F1 and recall in %, with 95% bootstrap intervals; paired tests against fixed interval on the "
                 f"same questions (difference in points, p-value). Machine: {machine()}.\n\n"
-                + markdown_table(rows, columns))
+                + markdown_table(rows, COLUMNS))
     flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
     write_results("mind_eval", markdown, {"setup": markdown.split("\n\n")[1], **flat})
 

@@ -39,9 +39,8 @@ def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(dem
     assert len(evaluated.load().passages) == len(DataConfig().load().passages)  # the whole corpus stays
 
 
-@pytest.mark.parametrize("where", ["trained", "validated", "test"])
-def test_first_questions_the_aligner_has_seen_are_refused(demo_part, where):
-    data = aligner_data({"other": ["demo-002"]} if where == "test" else {},
-                        **({where: ["demo-002"]} if where != "test" else {}))
+@pytest.mark.parametrize("data", [aligner_data(trained=["demo-002"]), aligner_data(validated=["demo-002"]),
+                                  aligner_data({"other": ["demo-002"]})], ids=["trained", "validated", "test"])
+def test_first_questions_the_aligner_has_seen_are_refused(demo_part, data):
     with pytest.raises(SystemExit, match="demo: 1 of the first 3 questions .* demo-002"):
         kirag_eval.evaluated_questions(demo_part, data, unseen_questions=3)
