@@ -1,43 +1,51 @@
 """Triple extraction in corpus order against grouped by demonstrations, with llama.cpp, side by side.
 
-    python benchmarks/extraction_order.py [--questions 20]
+    python benchmarks/extraction_order.py [--questions 20] [--kg_config configs/kg/hotpotqa_ircot_dev_100.yaml]
 
 `TripleExtractor.extract_into` sorts the passages it extracts by their chosen demonstrations, so
 prompts that begin alike (instruction, then the same demonstrations) follow each other and
 llama.cpp's slots decode that shared prefix once per group. This measures what it gains on a real
-corpus: the contexts of HotpotQA ircot_dev_500's first `--questions` questions (the corpus of
-kirag_eval's `hotpotqa_ircot` part is the first 100's), extracted twice into fresh stores by one
-llama.cpp model (2 demonstrations, batch 8, at most 256 new tokens), once in corpus order and once
-grouped, in the order `--first` says. Per order: passages/s, prompt tokens llama.cpp had to decode
-per passage (its counter: those no slot's cache held) and generated tokens per passage; and the
-share of passages whose triples came out identical in both orders (greedy decoding, but the batch a
-prompt runs in, and the cache it starts from, may change the last bits of its logits).
+corpus: the contexts of the first `--questions` questions of a KG config's corpus (by default
+HotpotQA ircot_dev_500, the corpus of kirag_eval's `hotpotqa_ircot` part), extracted twice into
+fresh stores with the config's settings (LM on llama.cpp, demonstrations, batch, new tokens), once
+in corpus order and once grouped, in the order `--first` says. Per order: passages/s, prompt tokens
+llama.cpp had to decode per passage (its counter: those no slot's cache held) and generated tokens
+per passage; and the share of passages whose triples came out identical in both orders (greedy
+decoding, but the batch a prompt runs in, and the cache it starts from, may change the last bits of
+its logits).
+
+The grouped order's triples are what `prepare.py kg` with that config would extract, so they are
+then added to the config's KG store (the passages it lacks), and the next `prepare.py kg` run
+extracts only the rest (and archives them all).
 
 The gain grows with the corpus: a larger corpus has larger groups. So the prompt tokens left to
 decode per passage in both orders are also computed, without running the LM, for the contexts of
 the first `--simulate_questions` (100) questions, 8 slots simulated as the backend fills them. About
-40 minutes on 2 cores at the defaults; not resumable.
+40 minutes on 2 cores at the defaults (an estimate); not resumable.
 """
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import yaml
 from tqdm.auto import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from datamodules.loaders import DataConfig  # noqa: E402
+from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
+from core.config import dataclass_from  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402
+from kg.build import KGConfig  # noqa: E402
 from kg.extraction import TripleExtractor  # noqa: E402
 from kg.store import KGStore  # noqa: E402
+from models.encoder import Encoder  # noqa: E402
 from models.lm import common_prefix  # noqa: E402
-from models.lm_config import LMConfig  # noqa: E402
 
-IRCOT = SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"
+KG_CONFIG = ROOT / "configs" / "kg" / "hotpotqa_ircot_dev_100.yaml"
 
 
 def batches(extractor: TripleExtractor, passages, grouped: bool) -> list[list]:
@@ -95,12 +103,27 @@ def extract(extractor: TripleExtractor, llama, passages, grouped: bool, folder: 
             "generated tokens per passage": (extractor.lm.generated - generated) / len(passages)}, store
 
 
+def rooted(path: str | None) -> str | None:
+    """A config's relative path, taken from the project root as `prepare.py` run there takes it."""
+    return None if path is None or Path(path).is_absolute() else str(ROOT / path)
+
+
+def load_kg_config(path: Path) -> KGConfig:
+    config = dataclass_from(KGConfig, yaml.safe_load(path.read_text()))
+    if config.openie or config.lm.resolved_backend() != "llama_cpp":
+        sys.exit(f"{path}: the benchmark needs an extraction on llama.cpp (its counter of decoded prompt tokens)")
+    data = dataclasses.replace(config.data, questions=rooted(config.data.questions), corpus=rooted(config.data.corpus))
+    return dataclasses.replace(config, data=data, store=rooted(config.store))
+
+
 def main(args: argparse.Namespace) -> None:
-    passages = DataConfig("ircot", str(IRCOT), limit=args.questions).load().passages
-    whole = DataConfig("ircot", str(IRCOT), limit=args.simulate_questions).load().passages
-    lm = LMConfig(backend="llama_cpp").build()
+    config = load_kg_config(args.kg_config)
+    passages = dataclasses.replace(config.data, limit=args.questions).load().passages
+    whole = dataclasses.replace(config.data, limit=args.simulate_questions).load().passages
+    lm = config.lm.build()
     llama = lm.generator
-    extractor = TripleExtractor(CountingLM(lm), num_demos=2, batch_size=8, max_new_tokens=256)
+    extractor = TripleExtractor(CountingLM(lm), Encoder(config.encoder), num_demos=config.num_demos,
+                                batch_size=config.batch_size, max_new_tokens=config.max_new_tokens)
     simulated = {"grouped" if g else "corpus order": simulated_prompt_tokens(llama, extractor, whole, g)
                  for g in (False, True)}
     rows, stores = [], {}
@@ -110,14 +133,20 @@ def main(args: argparse.Namespace) -> None:
             rows.append(row)
         identical = sum([t.text for t in stores[True].get(p.id)] == [t.text for t in stores[False].get(p.id)]
                         for p in passages) / len(passages)
+        kept = KGStore(config.store).add_many(
+            (p.id, stores[True].get(p.id), stores[True].rejected(p.id)) for p in passages)
+    print(f"added the grouped order's triples of {kept} passages to {config.store} "
+          f"(`prepare.py kg --config {args.kg_config}` extracts the rest)")
     by_order = {r["order"]: r for r in rows}
     ratio = by_order["grouped by demonstrations"]["passages/s"] / by_order["corpus order"]["passages/s"]
     summary = {"speed grouped / corpus order": ratio, "identical triples (share of passages)": identical,
                f"simulated prompt tokens per passage, {len(whole)} passages, corpus order": simulated["corpus order"],
                f"simulated prompt tokens per passage, {len(whole)} passages, grouped": simulated["grouped"]}
-    setup = (f"HotpotQA ircot_dev_500: the contexts of the first {args.questions} questions ({len(passages)} "
-             f"passages); packaged Qwen2.5-Coder-0.5B-Instruct q4 GGUF on llama.cpp, {llama.parallel} slots, "
-             f"batch 8, 2 demonstrations, at most 256 new tokens; {args.first} ran first. Machine: {machine()}.")
+    setup = (f"The contexts of the first {args.questions} questions ({len(passages)} passages) of "
+             f"{Path(config.data.questions).name}, extracted with the settings of {args.kg_config.name}: "
+             f"{config.lm.name} on llama.cpp ({llama.parallel} slots), batch {config.batch_size}, "
+             f"{config.num_demos} demonstrations chosen by {config.encoder}, at most {config.max_new_tokens} new "
+             f"tokens; {args.first} ran first. Machine: {machine()}.")
     markdown = ("# Triple extraction: corpus order against grouped by demonstrations\n\n" + setup + "\n\n"
                 + markdown_table(rows, list(rows[0])) + "\n" + markdown_table([summary], list(summary)))
     flat = {"setup": setup, **{f"{r['order']}.{k}": v for r in rows for k, v in r.items() if k != "order"},
@@ -127,6 +156,8 @@ def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kg_config", type=Path, default=KG_CONFIG,
+                        help="the corpus and extraction settings, and the KG store that keeps the grouped triples")
     parser.add_argument("--questions", type=int, default=20, help="extract the contexts of the first N questions")
     parser.add_argument("--simulate_questions", type=int, default=100,
                         help="simulate the prompt tokens of the contexts of the first N questions")
