@@ -45,6 +45,7 @@ from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_tra
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig  # noqa: E402
 from evaluation.report import compare, markdown_table  # noqa: E402
 from evaluation.runner import evaluate  # noqa: E402
+from evaluation.stats import p_text  # noqa: E402
 from models.trigger_calibrator import TriggerCalibrator, attention_key  # noqa: E402
 from models.uncertainty import MindParams, dynamic_threshold, max_rind_score  # noqa: E402
 from training_data.traces import TracesConfig, build_traces, label_counts  # noqa: E402
@@ -152,11 +153,13 @@ def main(args: argparse.Namespace) -> None:
     for until in [*range(args.block, args.questions, args.block), args.questions]:
         for config in configs.values():  # the methods advance side by side
             evaluate(config, until)
-        write_table(args, preamble, flat, configs)  # after every block, on the questions done
+        write_table(args, preamble, flat, configs, triggers)  # after every block, on the questions done
 
 
-def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: dict[str, EvalConfig]) -> None:
-    """The calibration's `preamble` and `flat` figures, then the methods side by side on the questions done."""
+def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: dict[str, EvalConfig],
+                triggers: list[dict]) -> None:
+    """The calibration's `preamble` and `flat` figures, then the methods side by side on the questions
+    done, and what each spends and gains against fixed interval."""
     rows = compare([c.output_dir for c in configs.values()], str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
     fixed = rows[0]
     for row in rows:
@@ -167,9 +170,28 @@ def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: di
                 "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
                 "EM, F1 and recall in %, with 95% bootstrap intervals; paired tests against fixed interval on the "
                 f"same questions (difference in points, p-value). Machine: {machine()}.\n\n"
-                + markdown_table(rows, COLUMNS))
+                + markdown_table(rows, COLUMNS) + against_fixed_interval(rows, triggers))
     flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
     write_results("mind_eval", markdown, {"setup": markdown.split("\n\n")[1], **flat})
+
+
+def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
+    """In words, from the table: each method's retrieval calls and F1 against fixed interval's (the
+    first row), with the paired test; then how well the calibrated trigger ranks held-out sentences."""
+    fixed, lines = rows[0], []
+    for row in rows[1:]:
+        diff, p = row["f1_diff"], row["f1_p"]
+        side = "not significantly different from" if p >= 0.05 else "below" if diff < 0 else "above"
+        lines.append(f"- {row['method']}: {row['calls vs fixed interval']:.2f}× fixed interval's retrieval calls "
+                     f"({row['retrieval_calls']:.2f} against {fixed['retrieval_calls']:.2f} a question), at an F1 "
+                     f"{side} its ({100 * row['f1']:.1f} against {100 * fixed['f1']:.1f}, {100 * diff:+.1f} points, "
+                     f"p {'= ' * (p > 0)}{p_text(p)}; recall@5 {100 * row['recall@5']:.1f} against "
+                     f"{100 * fixed['recall@5']:.1f}).")
+    calibrated = next(t for t in triggers if t["trigger"] == "calibrated")
+    lines.append(f"- The calibrated trigger ranks the held-out traced sentences at AUROC {calibrated['AUROC']:.3f} "
+                 f"(0.5 is chance); at its threshold it fires on {calibrated['fires on']:.0%} of them, and "
+                 f"{calibrated['needing retrieval'] / calibrated['held-out sentences']:.0%} need retrieval.")
+    return "\n## Against fixed interval\n\n" + "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from evaluation.config import EvalConfig, read_run_config  # noqa: E402
 from datamodules.loaders import Benchmark  # noqa: E402
 from evaluation.metrics import CONTEXT_KS, RECALL_KS, TESTED, question_scores  # noqa: E402
 from evaluation.predictions import read_predictions  # noqa: E402
-from evaluation.stats import paired_test  # noqa: E402
+from evaluation.stats import p_text, paired_test  # noqa: E402
 
 
 def markdown_table(rows: list[dict], columns: list[str]) -> str:
@@ -85,7 +85,7 @@ def paired_with(first: dict[str, dict[str, float]], other: dict[str, dict[str, f
         common = [q for q in first if name in first[q] and name in other.get(q, {})]
         if common:
             diff, p = paired_test([first[q][name] for q in common], [other[q][name] for q in common])
-            out |= {f"{name}_diff": diff, f"{name}_p": p, f"{name} vs first (p)": f"{100 * diff:+.1f} ({p:.2g})"}
+            out |= {f"{name}_diff": diff, f"{name}_p": p, f"{name} vs first (p)": f"{100 * diff:+.1f} ({p_text(p)})"}
     return out
 
 

@@ -29,3 +29,9 @@ def paired_test(a: list[float], b: list[float], seed: int = 0) -> tuple[float, f
     means = d[np.random.default_rng(seed).integers(0, len(d), (RESAMPLES, len(d)))].mean(axis=1)
     far = (means <= 0).mean() if d.mean() > 0 else (means >= 0).mean()
     return float(d.mean()), float(min(1.0, 2 * far))
+
+
+def p_text(p: float) -> str:
+    """A paired test's p-value as a table shows it: a bootstrap that never crossed zero gives 0, which
+    means below its resolution, 2 / RESAMPLES."""
+    return f"< {2 / RESAMPLES:.2g}" if p == 0 else f"{p:.2g}"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from evaluation.stats import bootstrap_ci, paired_test
+from evaluation.stats import RESAMPLES, bootstrap_ci, p_text, paired_test
 
 
 def test_bootstrap_interval_of_a_constant_is_the_constant_and_widens_with_spread():
@@ -23,3 +23,8 @@ def test_paired_test_tells_a_real_difference_from_noise():
     assert diff == pytest.approx(-3 / 43) and p > 0.05
     b[:15] = 1
     assert paired_test(a.tolist(), b.tolist())[1] < 0.01
+
+
+def test_a_p_value_of_zero_reads_as_below_the_bootstrap_resolution():
+    assert p_text(0.0) == f"< {2 / RESAMPLES:.2g}" == "< 0.001"
+    assert (p_text(0.0163), p_text(1.0)) == ("0.016", "1")
