@@ -40,7 +40,7 @@ from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: 
 from core.config import dataclass_from  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402
 from kg.build import KGConfig  # noqa: E402
-from kg.extraction import TripleExtractor  # noqa: E402
+from kg.extraction import TripleExtractor, batched  # noqa: E402
 from kg.store import KGStore  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
 from models.lm import common_prefix  # noqa: E402
@@ -53,8 +53,7 @@ def batches(extractor: TripleExtractor, passages, grouped: bool) -> list[list]:
     corpus order."""
     if grouped:
         return extractor._batches(passages)
-    pairs = list(zip(passages, extractor._chosen(passages)))
-    return [pairs[i : i + extractor.batch_size] for i in range(0, len(pairs), extractor.batch_size)]
+    return batched(list(zip(passages, extractor._chosen(passages))), extractor.batch_size)
 
 
 def simulated_prompt_tokens(llama, extractor: TripleExtractor, passages, grouped: bool) -> float:

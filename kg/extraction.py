@@ -101,13 +101,10 @@ class TripleExtractor:
         """Batches of (passage, its demonstrations), the passages grouped by their demonstrations: prompts
         that begin alike come one after another, so an LM that keeps the KV cache of a shared prompt
         prefix (llama.cpp) decodes the instruction and the demonstrations once per group, not once per
-        passage. On HotpotQA ircot_dev_500's first 100 contexts (1,000 passages, 615 prompt tokens on
-        average, llama.cpp's 8 slots simulated) that left 204 tokens a passage to decode before its
-        output, against 375 in corpus order."""
+        passage (what it gains: benchmarks/results/extraction_order.md)."""
         chosen = self._chosen(passages, show_progress)
         order = sorted(range(len(passages)), key=chosen.__getitem__)  # stable: corpus order within a group
-        pairs = [(passages[i], chosen[i]) for i in order]
-        return [pairs[start : start + self.batch_size] for start in range(0, len(pairs), self.batch_size)]
+        return batched([(passages[i], chosen[i]) for i in order], self.batch_size)
 
     def extract(self, passages: Iterable[Passage]) -> dict[str, Extracted]:
         """Passage id -> (triples, rejected), for each distinct passage."""
@@ -150,6 +147,11 @@ class TripleExtractor:
             "rejected": done_rejected,
             "seconds": round(time.perf_counter() - began, 3),
         }
+
+
+def batched(items: list, size: int) -> list[list]:
+    """`items` in consecutive lists of `size` (the last may be shorter)."""
+    return [items[start : start + size] for start in range(0, len(items), size)]
 
 
 def left_empty(store: KGStore, pid: str) -> bool:
