@@ -43,7 +43,7 @@ from kg.build import KGConfig  # noqa: E402
 from kg.extraction import TripleExtractor, batched  # noqa: E402
 from kg.store import KGStore  # noqa: E402
 from models.encoder import Encoder  # noqa: E402
-from models.lm import common_prefix  # noqa: E402
+from models.lm import Slots  # noqa: E402
 
 KG_CONFIG = ROOT / "configs" / "kg" / "hotpotqa_ircot_dev_100.yaml"
 
@@ -59,16 +59,16 @@ def batches(extractor: TripleExtractor, passages, grouped: bool) -> list[list]:
 def simulated_prompt_tokens(llama, extractor: TripleExtractor, passages, grouped: bool) -> float:
     """Prompt tokens a passage leaves to decode when llama.cpp's slots keep what they last held:
     each prompt of a batch (sorted, as the backend takes them) starts from the longest prefix any
-    slot holds, into the free slot that shares the most."""
-    held, total = [[] for _ in range(llama.parallel)], 0
+    slot holds, in the slot the backend's `Slots` policy gives it."""
+    slots, total = Slots(llama.parallel), 0
     for batch in batches(extractor, passages, grouped):
         prompts = sorted(llama.format_chat(extractor._prompt(p, chosen)) for p, chosen in batch)
         free = list(range(llama.parallel))
         for ids in (llama.encode(p) for p in prompts):
-            slot = max(free, key=lambda s: common_prefix(held[s], ids))
+            slot = slots.choose(free, ids)
             free.remove(slot)
-            total += len(ids) - min(max(common_prefix(h, ids) for h in held), len(ids) - 1)
-            held[slot] = ids
+            total += len(ids) - slots.reused(ids)[1]
+            slots.hold(slot, ids)
     return total / len(passages)
 
 
@@ -88,7 +88,7 @@ def extract(extractor: TripleExtractor, llama, passages, grouped: bool, folder: 
     """Extract `passages` into a fresh store in one order, batch by batch as `extract_into` does, timed
     (choosing the demonstrations included)."""
     store = KGStore(folder)
-    llama._held = [[] for _ in llama._held]  # nothing cached: the other order's prompts would be reused
+    llama.forget()  # nothing cached: the other order's prompts would be reused
     before, generated = llama.prompt_tokens_decoded, extractor.lm.generated
     start = time.perf_counter()
     with tqdm(total=len(passages), desc="grouped" if grouped else "corpus order", unit="passage") as bar:

@@ -3,10 +3,11 @@
     python benchmarks/kirag_eval.py [--parts musique musique_own hotpotqa hotpotqa_ircot] [--constructor_questions N]
 
 Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
-packaged Qwen2.5-0.5B reader from their top 3 passages:
+packaged Qwen2.5-0.5B reader from their top 3 passages (but one, below):
 - `rag`: one retrieval with the question;
 - budget-matched baselines: `rag` with k = the distinct passages the trained Aligner-only loop
-  retrieved per question (compare its recall@retrieved, the recall of everything retrieved), and
+  retrieved per question (compare its recall@retrieved, the recall of everything retrieved; it has
+  no reader, whose answers from its top 3 would be `rag`'s), and
   `rag+rerank`: one query for K0·L passages, ranked by the trained Aligner's best triple of each;
 - `kirag aligner-only`, with the untrained base encoder (MiniLM) and with the trained Aligner;
 - `kirag constructor`: the trained Aligner and the packaged LM (the default backend: llama.cpp on a
@@ -141,7 +142,9 @@ def configs(part: str, data: DataConfig, constructor_questions: int | None, budg
     runs = {"rag": replace(base, method="rag", name="rag (dense)")}
     if budget is not None:
         runs |= {
-            "rag budget": replace(base, method="rag", top_k=budget, name=f"rag (dense), k = {budget}: kirag's budget"),
+            # no reader: the exact (flat) index gives it rag's top 3, so rag's answers
+            "rag budget": replace(base, method="rag", top_k=budget, reader=ReaderConfig(),
+                                  name=f"rag (dense), k = {budget}: kirag's budget (answers: rag's)"),
             "rag rerank": replace(base, method="rag+rerank", aligner=trained,
                                   name=f"rag+rerank, trained Aligner, {base.kirag.k0 * base.kirag.max_steps} passages"),
         }

@@ -5,9 +5,10 @@ instead: one context has `parallel` slots, each a sequence with its own KV cache
 (separate caches: a token attends to its own sequence only, which measured 2x faster than one
 shared cache here). Each `llama_decode` call advances every running sequence by one token,
 reading the weights once for all of them; the prompt of a new one goes into a slot as soon as
-another finishes (continuous batching), decoded in a call of its own. A slot keeps what it last held: a prompt starts from the
-longest prefix it shares with it (instruction, demonstrations), so a shared prefix is decoded once
-per slot, not once per prompt. Prompts are taken in sorted order so that neighbours share the most.
+another finishes (continuous batching), decoded in a call of its own. A slot keeps what it last held:
+a prompt starts from the longest prefix any slot holds (instruction, demonstrations), copied into
+its own, so a shared prefix is decoded once, not once per prompt; `Slots` chooses the slot that loses
+the least. Prompts are taken in sorted order so that neighbours share the most.
 
 Decoding is greedy (the argmax of the raw logits) with no repetition penalty, as in the
 transformers backend, and the chat template is the GGUF's own, which renders the same text as
@@ -31,7 +32,7 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from tqdm.auto import tqdm
 
 from models.chat import Message
-from models.lm import Generation, common_prefix, repeats_a_line, stop_at
+from models.lm import Generation, Slots, common_prefix, repeats_a_line, stop_at
 
 
 @dataclass
@@ -72,7 +73,7 @@ class LlamaCppLM:
         # Freed before the interpreter tears llama_cpp down (finalizers run at exit): Llama's own __del__
         # would run later and print a traceback from inside the half-unloaded module.
         weakref.finalize(self, _free, self._batch, self.llm)
-        self._held: list[list[int]] = [[] for _ in range(parallel)]  # the tokens each slot's cache holds
+        self.slots = Slots(parallel)
         self.prompt_tokens_decoded = 0  # prompt tokens not found in a slot's cache: what prefix reuse left to do
         vocab = self.llm._model.vocab
         self._n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
@@ -81,6 +82,12 @@ class LlamaCppLM:
         self.formatter = Jinja2ChatFormatter(template=meta["tokenizer.chat_template"], bos_token=self.bos,
                                              eos_token=self._piece(self.llm.token_eos()))
         self._is_end = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+
+    def forget(self) -> None:
+        """Empty every slot's cache, so that the next prompts reuse nothing decoded before (a benchmark
+        comparing two orders of the same prompts starts each from nothing)."""
+        llama_cpp.llama_memory_clear(self._memory, True)
+        self.slots.forget()
 
     def _piece(self, token: int) -> str:
         return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
@@ -101,7 +108,7 @@ class LlamaCppLM:
                  stop_repeated_lines: bool = False, return_signals: bool = False,
                  show_progress: bool = False) -> list[Generation]:
         """Greedy continuations of `prompts`, in input order, at most `batch_size` (and `parallel`)
-        decoded together.
+        decoded together, in any of the `parallel` slots (see `Slots`).
 
         As in the transformers backend, a text ends before the first stop string to complete, and
         its token ids end with the token that completed it.
@@ -118,7 +125,7 @@ class LlamaCppLM:
             return [Generation(text="", prompt_tokens=len(ids), new_tokens=0, token_ids=[]) for ids in encoded]
         results: list[Generation | None] = [None] * len(prompts)
         pending = deque(sorted(range(len(prompts)), key=prompts.__getitem__))  # neighbours share their longest prefix
-        free = list(range(min(batch_size, self.parallel)))
+        free, width = list(range(self.parallel)), min(batch_size, self.parallel)
         running: dict[int, tuple[int, _Sequence]] = {}  # slot -> (prompt index, its sequence)
         with tqdm(total=len(prompts), desc="generate", unit="prompt", disable=not show_progress, leave=False) as bar:
             def take(slot: int, token: int) -> None:
@@ -132,15 +139,15 @@ class LlamaCppLM:
                     bar.update(1)
 
             while pending or running:
-                while pending and free:  # a prompt alone in its call: llama.cpp splits mixed ones token by token
+                while pending and len(running) < width:  # a prompt alone in its call: llama.cpp splits mixed ones
                     i = pending.popleft()
-                    slot = max(free, key=lambda s: common_prefix(self._held[s], encoded[i]))
+                    slot = self.slots.choose(free, encoded[i])
                     free.remove(slot)
                     running[slot] = (i, _Sequence(encoded[i]))
                     take(slot, self._decode(self._start(slot, encoded[i]))[0])
                 step = [(seq.out[-1], len(seq.prompt) + len(seq.out) - 1, slot, True) for slot, (_, seq) in running.items()]
                 for token, _, slot, _ in step:
-                    self._held[slot].append(token)
+                    self.slots.held[slot].append(token)
                 for (_, _, slot, _), token in zip(step, self._decode(step), strict=True):
                     take(slot, token)
         return results
@@ -149,13 +156,13 @@ class LlamaCppLM:
         """Start from the longest prefix of `prompt` that any slot holds (copied into `slot` when
         another holds more), all but the prompt's last token, whose logits are needed; return the
         rest of the prompt to decode, with logits on its last token."""
-        source = max(range(self.parallel), key=lambda s: common_prefix(self._held[s], prompt))
-        if common_prefix(self._held[source], prompt) > common_prefix(self._held[slot], prompt):
+        held = self.slots.held
+        source, keep = self.slots.reused(prompt)
+        if common_prefix(held[source], prompt) > common_prefix(held[slot], prompt):
+            llama_cpp.llama_memory_seq_rm(self._memory, slot, -1, -1)
             llama_cpp.llama_memory_seq_cp(self._memory, source, slot, -1, -1)  # a whole cache: a copy, no compute
-            self._held[slot] = list(self._held[source])
-        keep = min(common_prefix(self._held[slot], prompt), len(prompt) - 1)
         llama_cpp.llama_memory_seq_rm(self._memory, slot, keep, -1)
-        self._held[slot] = list(prompt)
+        self.slots.hold(slot, prompt)
         self.prompt_tokens_decoded += len(prompt) - keep
         return [(t, keep + k, slot, keep + k == len(prompt) - 1) for k, t in enumerate(prompt[keep:])]
 
@@ -173,7 +180,7 @@ class LlamaCppLM:
                 batch.seq_id[j][0] = sequence
             status = llama_cpp.llama_decode(self._ctx.ctx, batch)
             if status != 0:
-                self._held = [[] for _ in self._held]  # what the caches hold is no longer known
+                self.slots.forget()  # what the caches hold is no longer known
                 llama_cpp.llama_memory_clear(self._memory, True)
                 raise RuntimeError(f"llama_decode failed with status {status}")
             for j, (*_, logits) in enumerate(part):

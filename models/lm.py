@@ -79,3 +79,40 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     """How many leading tokens `a` and `b` share."""
     n = min(len(a), len(b))
     return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+class Slots:
+    """What each of `n` KV-cache slots holds, and where a prompt goes.
+
+    A prompt reuses the longest prefix any slot holds (copied into its own slot: a copy costs no
+    compute), so the choice of its slot decides only what is lost: the free slot that loses the
+    fewest cached tokens (those past the prefix it shares with the prompt), then the one sharing the
+    most, then the least recently used. Interleaved prompt families (MIND's sentence, entity and
+    filter prompts, one at a time) thus keep a slot each instead of evicting each other's
+    instruction and demonstrations.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.held: list[list[int]] = [[] for _ in range(n)]  # the tokens each slot's cache holds
+        self.used = [0] * n  # when each slot was last given a prompt
+        self._clock = 0
+
+    def choose(self, free: list[int], prompt: list[int]) -> int:
+        """The free slot for `prompt`; the caller then `hold`s it there."""
+        def cost(s: int) -> tuple[int, int, int]:
+            shared = common_prefix(self.held[s], prompt)
+            return len(self.held[s]) - shared, -shared, self.used[s]
+        return min(free, key=cost)
+
+    def reused(self, prompt: list[int]) -> tuple[int, int]:
+        """The slot holding the longest prefix of `prompt`, and how many of its tokens need no decoding:
+        that prefix, but never the prompt's last token, whose logits give the first new one."""
+        source = max(range(len(self.held)), key=lambda s: common_prefix(self.held[s], prompt))
+        return source, min(common_prefix(self.held[source], prompt), len(prompt) - 1)
+
+    def hold(self, slot: int, tokens: list[int]) -> None:
+        self._clock += 1
+        self.held[slot], self.used[slot] = list(tokens), self._clock
+
+    def forget(self) -> None:
+        self.held = [[] for _ in self.held]
