@@ -31,7 +31,9 @@ from llama_cpp._internals import LlamaContext
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from tqdm.auto import tqdm
 
+from core.config import ConfigError
 from models.chat import Message
+from models.fits import kv_cache_bytes, require_fit
 from models.lm import Generation, Slots, common_prefix, repeats_a_line, stop_at
 
 
@@ -58,16 +60,24 @@ class LlamaCppLM:
                  parallel: int = 8) -> None:
         threads = threads or os.cpu_count() or 1
         self.path = Path(gguf)
+        what = f"{self.path.name} on llama_cpp"
+        require_fit(what, {"weights": self.path.stat().st_size}, "use a smaller GGUF, or free memory")
         # The Llama object gives the vocabulary, the metadata and a loaded model; its own context is not used.
         self.llm = Llama(model_path=str(self.path), n_ctx=64, n_threads=threads, verbose=False)
         self.n_ctx, self.parallel = n_ctx, parallel
+        require_fit(what, {"KV caches": kv_cache_bytes(self.llm.metadata, n_ctx * parallel)},
+                    f"lower lm.parallel ({parallel} slots) or lm.n_ctx ({n_ctx} tokens a slot)")
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = n_ctx * parallel
         params.n_batch = params.n_ubatch = 512
         params.n_seq_max = parallel
         params.kv_unified = False  # a cache per sequence
         params.n_threads = params.n_threads_batch = threads
-        self._ctx = LlamaContext(model=self.llm._model, params=params, verbose=False)
+        try:
+            self._ctx = LlamaContext(model=self.llm._model, params=params, verbose=False)
+        except ValueError as error:
+            raise ConfigError("lm", f"llama.cpp could not make a context of {parallel} slots x {n_ctx} tokens "
+                                    "(out of memory?): lower lm.parallel or lm.n_ctx") from error
         self._memory = llama_cpp.llama_get_memory(self._ctx.ctx)
         self._batch = llama_cpp.llama_batch_init(params.n_batch, 0, 1)
         # Freed before the interpreter tears llama_cpp down (finalizers run at exit): Llama's own __del__

@@ -24,6 +24,7 @@ from transformers import (
 from transformers.cache_utils import DynamicLayer
 
 from models.chat import Message
+from models.fits import require_fit, weights_bytes
 from models.lm import Generation, TokenSignals, common_prefix, repeats_a_line, stop_at
 from models.packaged import from_pretrained, resolve_lm
 
@@ -113,10 +114,13 @@ class CausalLM:
         if model is None or tokenizer is None:
             path, gguf = resolve_lm(name_or_path, gguf_file, cache_dir)
             if model is None:
-                model = from_pretrained(AutoModelForCausalLM, path, gguf_file=gguf, dtype=getattr(torch, dtype),
-                                        attn_implementation=attn_implementation or "sdpa")
                 if device == "auto":
                     device = "cuda" if torch.cuda.is_available() else "cpu"
+                if gguf is None and (weights := weights_bytes(path, dtype)) is not None:
+                    require_fit(f"{name_or_path} on transformers ({dtype})", {"weights": weights},
+                                "set lm.dtype bfloat16, use a smaller model or the llama_cpp backend", device)
+                model = from_pretrained(AutoModelForCausalLM, path, gguf_file=gguf, dtype=getattr(torch, dtype),
+                                        attn_implementation=attn_implementation or "sdpa")
                 model.to(device)
             tokenizer = tokenizer if tokenizer is not None else from_pretrained(AutoTokenizer, path, gguf_file=gguf)
         self.name_or_path = name_or_path

@@ -1,0 +1,76 @@
+"""MIND's seconds per question by LM backend, side by side: transformers (float32, its own signals),
+llama.cpp with one KV-cache slot, and llama.cpp with every slot (the default).
+
+    python benchmarks/mind_speed.py [--questions 3]
+
+MIND's calls come one prompt at a time from interleaved prompt families (the next sentence, the
+entity prompt, the sentence again after retrieval). With one slot each family's prompt evicts the
+others' instruction and demonstrations (the llama.cpp backend before `models.lm.Slots`); with every
+slot each family keeps one. Fixed-interval MIND (a retrieval at every sentence) with BM25 on the
+first HotpotQA ircot_dev_500 questions, as in benchmarks/mind_eval.py; the settings run in one
+process, question by question in turn. Prompt tokens decoded (llama.cpp): what prefix reuse left to
+decode. Greedy outputs may differ between settings: keys and values computed in other batches, or
+in float32 against q4, differ in the last bits.
+"""
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import machine, parse_args, write_results  # noqa: E402
+from benchmarks.mind_eval import method_configs  # noqa: E402
+from evaluation.factory import build_method  # noqa: E402
+from evaluation.report import markdown_table  # noqa: E402
+
+
+def main(args: argparse.Namespace) -> None:
+    config = method_configs(args.questions, "sentence", 1.0, False, [])["fixed_interval"]
+    if replace(config.lm, backend="auto").resolved_backend() != "llama_cpp":
+        sys.exit("llama-cpp-python is not installed (`make install` builds it)")
+    benchmark = config.data.load()
+    settings = {"transformers float32": replace(config.lm, backend="transformers"),
+                "llama.cpp, one slot": replace(config.lm, backend="llama_cpp", parallel=1),
+                f"llama.cpp, {config.lm.parallel} slots": replace(config.lm, backend="llama_cpp")}
+    methods = {name: build_method(replace(config, lm=lm), benchmark) for name, lm in settings.items()}
+    seconds, outputs = dict.fromkeys(methods, 0.0), {name: [] for name in methods}
+    for question in benchmark.questions:
+        for name, method in methods.items():
+            start = time.perf_counter()
+            prediction = method.predict([question])[0]
+            seconds[name] += time.perf_counter() - start
+            outputs[name].append((prediction.answer, prediction.llm_calls))
+            print(f"{question.id} {name}: {time.perf_counter() - start:.0f} s", flush=True)
+    n, baseline = len(benchmark.questions), next(iter(methods))
+    rows = []
+    for name, method in methods.items():
+        generator = getattr(method.lm.lm, "generator", None)
+        rows.append({"backend": name, "questions": n, "s/question": seconds[name] / n,
+                     f"speedup vs {baseline}": seconds[baseline] / seconds[name],
+                     "LLM calls/question": sum(c for _, c in outputs[name]) / n,
+                     "prompt tokens decoded/question": generator.prompt_tokens_decoded / n if generator else "",
+                     f"answers identical to {baseline}": sum(a == b for (a, _), (b, _) in
+                                                             zip(outputs[name], outputs[baseline])) / n})
+    one, every = rows[1:]
+    summary = {"every slot / one slot, speed": one["s/question"] / every["s/question"],
+               "one slot / every slot, prompt tokens decoded": (one["prompt tokens decoded/question"]
+                                                                / every["prompt tokens decoded/question"]),
+               "answers identical, one slot and every slot": sum(a == b for (a, _), (b, _) in
+                                                                 zip(*list(outputs.values())[1:])) / n}
+    setup = (f"Fixed-interval MIND, BM25, the first {n} questions of {Path(config.data.questions).name}; "
+             f"packaged Qwen2.5-Coder-0.5B-Instruct, greedy; on llama.cpp the signals come from the "
+             f"transformers scorer. Machine: {machine()}.")
+    markdown = ("# MIND's speed by LM backend\n\n" + setup + "\n\n" + markdown_table(rows, list(rows[0])) + "\n"
+                + markdown_table([summary], list(summary)))
+    flat = {"setup": setup, **{f"{r['backend']}.{k}": v for r in rows for k, v in r.items() if k != "backend"},
+            **summary}
+    write_results("mind_speed", markdown, flat)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=3)
+    main(parse_args(parser))
