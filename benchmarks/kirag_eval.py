@@ -142,9 +142,10 @@ def configs(part: str, data: DataConfig, constructor_questions: int | None, budg
     runs = {"rag": replace(base, method="rag", name="rag (dense)")}
     if budget is not None:
         runs |= {
-            # no reader: the exact (flat) index gives it rag's top 3, so rag's answers
-            "rag budget": replace(base, method="rag", top_k=budget, reader=ReaderConfig(),
-                                  name=f"rag (dense), k = {budget}: kirag's budget (answers: rag's)"),
+            # no reader: the exact (flat) index gives it rag's top 3, so rag's answers (its folder is not that of
+            # the runs made with a reader, which would refuse this config)
+            "rag at budget": replace(base, method="rag", top_k=budget, reader=ReaderConfig(),
+                                     name=f"rag (dense), k = {budget}: kirag's budget (answers: rag's)"),
             "rag rerank": replace(base, method="rag+rerank", aligner=trained,
                                   name=f"rag+rerank, trained Aligner, {base.kirag.k0 * base.kirag.max_steps} passages"),
         }
@@ -215,7 +216,7 @@ def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[d
     scores = {key: run_scores(benchmark, Path(config.output_dir)) for key, config in runs.items()}
     rows = []
     for method in ("kirag trained", "kirag constructor"):
-        for baseline in ("rag budget", "rag rerank"):
+        for baseline in ("rag at budget", "rag rerank"):
             common = [q for q in scores[method] if q in scores[baseline]]
             for metric in ("recall@5", "recall@retrieved"):
                 ours = [scores[method][q][metric] for q in common]

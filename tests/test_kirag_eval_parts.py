@@ -48,6 +48,6 @@ def test_first_questions_the_aligner_has_seen_are_refused(demo_part, data):
 
 def test_only_the_budget_rag_goes_without_the_reader_whose_answers_would_be_rags(demo_part):
     runs = kirag_eval.configs(demo_part, DataConfig(), constructor_questions=None, budget=15)
-    assert runs["rag budget"].top_k == 15 and runs["rag budget"].index.type == "flat"  # exact: rag's top 3 first
+    assert runs["rag at budget"].top_k == 15 and runs["rag at budget"].index.type == "flat"  # exact: rag's top 3 first
     assert runs["rag"].reader.top_k == 3 < runs["rag"].top_k
-    assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag budget"]
+    assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag at budget"]
