@@ -2,8 +2,8 @@
 one-line error naming what to change, instead of the kernel killing the process mid-load.
 
 Estimates, not measurements: weights by their files (scaled to the dtype they load in), llama.cpp's
-KV caches by the GGUF's shapes (float16 keys and values, as llama.cpp keeps them), its logits buffer
-by the batch and the vocabulary. Compute scratch is left out, so a model refused would not have fit.
+KV caches by the GGUF's shapes (float16 keys and values, as llama.cpp keeps them). Compute buffers
+are left out, so a model refused would not have fit.
 """
 
 from __future__ import annotations

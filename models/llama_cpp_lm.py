@@ -135,7 +135,7 @@ class LlamaCppLM:
             return [Generation(text="", prompt_tokens=len(ids), new_tokens=0, token_ids=[]) for ids in encoded]
         results: list[Generation | None] = [None] * len(prompts)
         pending = deque(sorted(range(len(prompts)), key=prompts.__getitem__))  # neighbours share their longest prefix
-        free, width = list(range(self.parallel)), min(batch_size, self.parallel)
+        width = min(batch_size, self.parallel)
         running: dict[int, tuple[int, _Sequence]] = {}  # slot -> (prompt index, its sequence)
         with tqdm(total=len(prompts), desc="generate", unit="prompt", disable=not show_progress, leave=False) as bar:
             def take(slot: int, token: int) -> None:
@@ -143,7 +143,6 @@ class LlamaCppLM:
                 self._accept(sequence, token, max_new_tokens, stop or [], stop_repeated_lines)
                 if sequence.done:
                     del running[slot]
-                    free.append(slot)
                     results[i] = Generation(text=sequence.text, prompt_tokens=len(sequence.prompt),
                                             new_tokens=len(sequence.out), token_ids=sequence.out)
                     bar.update(1)
@@ -151,8 +150,7 @@ class LlamaCppLM:
             while pending or running:
                 while pending and len(running) < width:  # a prompt alone in its call: llama.cpp splits mixed ones
                     i = pending.popleft()
-                    slot = self.slots.choose(free, encoded[i])
-                    free.remove(slot)
+                    slot = self.slots.choose([s for s in range(self.parallel) if s not in running], encoded[i])
                     running[slot] = (i, _Sequence(encoded[i]))
                     take(slot, self._decode(self._start(slot, encoded[i]))[0])
                 step = [(seq.out[-1], len(seq.prompt) + len(seq.out) - 1, slot, True) for slot, (_, seq) in running.items()]
