@@ -39,7 +39,8 @@ the questions the Aligner's chains files hold. Each part's KG must cover its who
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
-recomputes the timing. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
+recomputes the timing. The results keep the sections of parts not in `--parts` from the last results
+when these were made with the same checkpoint (by content), so parts can be added one at a time. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
 digest>, so a checkpoint retrained at the same path starts new runs. The timing part measures, on
 warm caches and without the reader, seconds per question of the Aligner-only loop, of single-shot
 retrieval, and of encoding the loop's own queries (one per step, by the retriever's encoder and by
@@ -47,6 +48,7 @@ the Aligner) without anything else.
 """
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -57,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
 from core.records import content_digest  # noqa: E402
 from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
@@ -280,6 +282,25 @@ def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_
     return text, flat
 
 
+def kept_parts(digest: str, rerun: list[str]) -> tuple[dict[str, str], dict]:
+    """The sections and figures of the last results' parts that are not rerun, when they were made with
+    the same checkpoint (content `digest`); parts are then added one run at a time (a part's KG may
+    take sessions), and the runs they were read from need not survive."""
+    try:
+        previous = json.loads((RESULTS / "kirag_eval.json").read_text())
+        markdown = (RESULTS / "kirag_eval.md").read_text()
+    except FileNotFoundError:
+        return {}, {}
+    old = [p for p in PARTS if p not in rerun and f"{p}.questions" in previous]
+    if previous.get("aligner digest") != digest:
+        if old:
+            print(f"kirag_eval: the last results' parts {', '.join(old)} used another checkpoint: dropped")
+        return {}, {}
+    sections = {s.split("\n", 1)[0]: "## " + s.rstrip("\n") + "\n" for s in markdown.split("\n## ")[1:]}
+    return ({p: sections[p] for p in old},
+            {k: v for k, v in previous.items() if k.split(".", 1)[0] in old})
+
+
 def main() -> None:
     global TRAINED, RUNS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -295,15 +316,19 @@ def main() -> None:
     TRAINED = args.aligner.resolve()
     if not TRAINED.is_file():
         sys.exit(f"{TRAINED} is missing: train the Aligner first (see this script's docstring)")
-    RUNS = ROOT / "runs" / "bench" / "kirag" / f"{TRAINED.parents[1].name}-{content_digest(TRAINED)[:8]}"
+    digest = content_digest(TRAINED)
+    RUNS = ROOT / "runs" / "bench" / "kirag" / f"{TRAINED.parents[1].name}-{digest[:8]}"
     aligner_data = trained_datamodule(TRAINED)
     shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
-    sections, flat = [], {"setup": f"machine: {machine()}", "aligner": str(shown),
-                          "aligner datasets": ", ".join(aligner_data.test_ids)}
+    flat = {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner digest": digest,
+            "aligner datasets": ", ".join(aligner_data.test_ids)}
+    sections, kept = kept_parts(digest, args.parts)
     for part in args.parts:
         text, figures = run_part(part, aligner_data, args.constructor_questions, args.unseen_questions)
-        sections.append(text)
+        sections[part] = text
         flat.update(figures)
+    flat |= kept
+    sections = [sections[part] for part in PARTS if part in sections]
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"

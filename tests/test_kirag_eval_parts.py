@@ -1,5 +1,6 @@
 """benchmarks/kirag_eval.py evaluates each part on questions its Aligner never trained on."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -51,3 +52,18 @@ def test_only_the_budget_rag_goes_without_the_reader_whose_answers_would_be_rags
     assert runs["rag at budget"].top_k == 15 and runs["rag at budget"].index.type == "flat"  # exact: rag's top 3 first
     assert runs["rag"].reader.top_k == 3 < runs["rag"].top_k
     assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag at budget"]
+
+
+def test_parts_not_rerun_are_kept_only_from_results_of_the_same_checkpoint(monkeypatch, tmp_path):
+    monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
+    sections = {p: f"## {p}\n\nabout {p}\n\n### sub\n\n| a |\n|---|\n| 1 |\n" for p in ("musique", "hotpotqa")}
+    (tmp_path / "kirag_eval.md").write_text("# title\n\nheader\n\n" + "\n".join(sections.values()))
+    figures = {"musique.questions": "q", "musique.all.rag.em": 2.0, "hotpotqa.questions": "q", "hotpotqa.x": 1.0}
+    (tmp_path / "kirag_eval.json").write_text(json.dumps({"aligner digest": "abc", "setup": "s"} | figures))
+
+    kept, flat = kirag_eval.kept_parts("abc", rerun=["hotpotqa", "hotpotqa_ircot"])
+    assert kept == {"musique": sections["musique"]}
+    assert flat == {"musique.questions": "q", "musique.all.rag.em": 2.0}
+    assert kirag_eval.kept_parts("another", rerun=["hotpotqa_ircot"]) == ({}, {})
+    (tmp_path / "kirag_eval.json").unlink()
+    assert kirag_eval.kept_parts("abc", rerun=[]) == ({}, {})
