@@ -39,12 +39,12 @@ the questions the Aligner's chains files hold. Each part's KG must cover its who
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
-recomputes the timing. The results keep the sections of parts not in `--parts` from the last results
-when these were made with the same checkpoint (by content), so parts can be added one at a time. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
-digest>, so a checkpoint retrained at the same path starts new runs. The timing part measures, on
-warm caches and without the reader, seconds per question of the Aligner-only loop, of single-shot
-retrieval, and of encoding the loop's own queries (one per step, by the retriever's encoder and by
-the Aligner) without anything else.
+recomputes the timing. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
+digest>, so a checkpoint retrained at the same path starts new runs. The results keep the sections of
+parts not in `--parts` from the last results, each naming its checkpoint, so parts can be added one
+at a time. The timing part measures, on warm caches and without the reader, seconds per question of
+the Aligner-only loop, of single-shot retrieval, and of encoding the loop's own queries (one per
+step, by the retriever's encoder and by the Aligner) without anything else.
 """
 
 import argparse
@@ -53,6 +53,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
+from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -234,7 +235,8 @@ def budget_verdicts(runs: dict[str, EvalConfig], benchmark: Benchmark) -> list[d
     return rows
 
 
-def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_questions: int) -> tuple[str, dict]:
+def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_questions: int,
+             aligner: str) -> tuple[str, dict]:
     data = evaluated_questions(part, aligner_data, unseen_questions)
     kg, everything = ROOT / PARTS[part].kg, data.load()
     passages = everything.passages
@@ -267,7 +269,10 @@ def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_
                 if PARTS[part].dataset in aligner_data.test_ids else
                 f"the first {len(everything.questions)} questions (none in the Aligner's data)")
     flat[f"{part}.questions"] = held_out
-    text = (f"## {part}\n\n{PARTS[part].about}: {held_out}. "
+    flat[f"{part}.aligner"] = aligner
+    flat[f"{part}.run"] = f"{date.today()}, {machine()}"
+    text = (f"## {part}\n\nAligner: {aligner}, trained on {', '.join(aligner_data.test_ids)}. "
+            f"Run {flat[f'{part}.run']}.\n\n{PARTS[part].about}: {held_out}. "
             f"Questions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
             f"same questions: the difference in points and its paired-bootstrap p-value.\n\n"
             + markdown_table(rows, COLUMNS)
@@ -282,20 +287,19 @@ def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_
     return text, flat
 
 
-def kept_parts(digest: str, rerun: list[str]) -> tuple[dict[str, str], dict]:
-    """The sections and figures of the last results' parts that are not rerun, when they were made with
-    the same checkpoint (content `digest`); parts are then added one run at a time (a part's KG may
-    take sessions), and the runs they were read from need not survive."""
+def kept_parts(rerun: list[str]) -> tuple[dict[str, str], dict]:
+    """The sections and figures of the last results' parts that are not rerun, each naming its own
+    checkpoint: parts are added one run at a time (a part's KG may take sessions, and a retrained
+    checkpoint differs in its last bits from one machine to another), and the runs they were read
+    from need not survive."""
     try:
         previous = json.loads((RESULTS / "kirag_eval.json").read_text())
         markdown = (RESULTS / "kirag_eval.md").read_text()
     except FileNotFoundError:
         return {}, {}
     old = [p for p in PARTS if p not in rerun and f"{p}.questions" in previous]
-    if previous.get("aligner digest") != digest:
-        if old:
-            print(f"kirag_eval: the last results' parts {', '.join(old)} used another checkpoint: dropped")
-        return {}, {}
+    for part in old:
+        print(f"kirag_eval: {part} kept from the last results (Aligner: {previous[f'{part}.aligner']})")
     sections = {s.split("\n", 1)[0]: "## " + s.rstrip("\n") + "\n" for s in markdown.split("\n## ")[1:]}
     return ({p: sections[p] for p in old},
             {k: v for k, v in previous.items() if k.split(".", 1)[0] in old})
@@ -320,20 +324,18 @@ def main() -> None:
     RUNS = ROOT / "runs" / "bench" / "kirag" / f"{TRAINED.parents[1].name}-{digest[:8]}"
     aligner_data = trained_datamodule(TRAINED)
     shown = TRAINED.relative_to(ROOT) if TRAINED.is_relative_to(ROOT) else TRAINED
-    flat = {"setup": f"machine: {machine()}", "aligner": str(shown), "aligner digest": digest,
-            "aligner datasets": ", ".join(aligner_data.test_ids)}
-    sections, kept = kept_parts(digest, args.parts)
+    aligner = f"`{shown}` (content digest {digest[:8]})"
+    sections, flat = kept_parts(args.parts)
     for part in args.parts:
-        text, figures = run_part(part, aligner_data, args.constructor_questions, args.unseen_questions)
+        text, figures = run_part(part, aligner_data, args.constructor_questions, args.unseen_questions, aligner)
         sections[part] = text
         flat.update(figures)
-    flat |= kept
     sections = [sections[part] for part in PARTS if part in sections]
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
-                f"Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
-                f"Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. Machine: {machine()}.\n"
-                f"Trained Aligner: `{flat['aligner']}` (best validation MRR), trained on {flat['aligner datasets']}. "
-                "Each part's questions are ones it never trained on (its section says which). "
+                "Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
+                "Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. The trained Aligner is "
+                "a checkpoint of the best validation MRR, which each part's section names with the date and machine "
+                "it ran on. Each part's questions are ones it never trained on (its section says which). "
                 "95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
     write_results("kirag_eval", markdown, flat)
 

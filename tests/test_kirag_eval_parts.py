@@ -54,16 +54,17 @@ def test_only_the_budget_rag_goes_without_the_reader_whose_answers_would_be_rags
     assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag at budget"]
 
 
-def test_parts_not_rerun_are_kept_only_from_results_of_the_same_checkpoint(monkeypatch, tmp_path):
+def test_parts_not_rerun_are_kept_from_the_last_results_with_their_own_checkpoint(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
-    sections = {p: f"## {p}\n\nabout {p}\n\n### sub\n\n| a |\n|---|\n| 1 |\n" for p in ("musique", "hotpotqa")}
+    sections = {p: f"## {p}\n\nAligner: `a` ({p})\n\n### sub\n\n| a |\n|---|\n| 1 |\n" for p in ("musique", "hotpotqa")}
     (tmp_path / "kirag_eval.md").write_text("# title\n\nheader\n\n" + "\n".join(sections.values()))
-    figures = {"musique.questions": "q", "musique.all.rag.em": 2.0, "hotpotqa.questions": "q", "hotpotqa.x": 1.0}
-    (tmp_path / "kirag_eval.json").write_text(json.dumps({"aligner digest": "abc", "setup": "s"} | figures))
+    figures = {"musique.questions": "q", "musique.aligner": "`a` (1)", "musique.all.rag.em": 2.0,
+               "hotpotqa.questions": "q", "hotpotqa.aligner": "`a` (2)", "hotpotqa.x": 1.0}
+    (tmp_path / "kirag_eval.json").write_text(json.dumps({"setup": "s"} | figures))
 
-    kept, flat = kirag_eval.kept_parts("abc", rerun=["hotpotqa", "hotpotqa_ircot"])
-    assert kept == {"musique": sections["musique"]}
-    assert flat == {"musique.questions": "q", "musique.all.rag.em": 2.0}
-    assert kirag_eval.kept_parts("another", rerun=["hotpotqa_ircot"]) == ({}, {})
+    kept, flat = kirag_eval.kept_parts(rerun=["hotpotqa", "hotpotqa_ircot"])
+    assert kept == {"musique": sections["musique"]}  # byte for byte, its subsections included
+    assert flat == {"musique.questions": "q", "musique.aligner": "`a` (1)", "musique.all.rag.em": 2.0}
+    assert "musique kept from the last results (Aligner: `a` (1))" in capsys.readouterr().out
     (tmp_path / "kirag_eval.json").unlink()
-    assert kirag_eval.kept_parts("abc", rerun=[]) == ({}, {})
+    assert kirag_eval.kept_parts(rerun=[]) == ({}, {})
