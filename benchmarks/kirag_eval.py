@@ -330,13 +330,13 @@ def main() -> None:
         text, figures = run_part(part, aligner_data, args.constructor_questions, args.unseen_questions, aligner)
         sections[part] = text
         flat.update(figures)
-    sections = [sections[part] for part in PARTS if part in sections]
     markdown = ("# KiRAG against single-shot dense retrieval\n\n"
                 "Dense MiniLM retriever for every method; K0 = 10, N = 20, L = 5; reader: packaged "
                 "Qwen2.5-Coder-0.5B-Instruct on the top 3 passages. Recall, EM and F1 in %. The trained Aligner is "
                 "a checkpoint of the best validation MRR, which each part's section names with the date and machine "
                 "it ran on. Each part's questions are ones it never trained on (its section says which). "
-                "95% intervals: percentile bootstrap over questions.\n\n" + "\n".join(sections))
+                "95% intervals: percentile bootstrap over questions.\n\n"
+                + "\n".join(sections[p] for p in PARTS if p in sections))
     write_results("kirag_eval", markdown, flat)
 
 
