@@ -8,8 +8,11 @@ TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
-# llama-cpp-python compiles llama.cpp from source: use every core.
+# llama-cpp-python compiles llama.cpp from source (-march=native): use every core, and leave out ggml's
+# AMX kernels. GCC 12 (Debian 12's) drops the stores that fill their tile configuration, so on a CPU with
+# AMX (Sapphire Rapids and later) the first matrix product dies of a general protection fault.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
+export CMAKE_ARGS ?= -DCMAKE_C_FLAGS=-U__AMX_INT8__ -DCMAKE_CXX_FLAGS=-U__AMX_INT8__
 
 .PHONY: install demo test benchmarks
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 
-from core.config import require_non_negative, require_positive
+from core.config import ConfigError, require_non_negative, require_positive
 from datamodules.loaders import DataConfig
-from kg.archive import restore_archive, save_archive
+from kg.archive import TRIPLES_NAME, read_archive, restore_archive, save_archive
 from kg.extraction import TripleExtractor, extraction_notice, left_empty
 from kg.openie_import import import_openie
 from kg.prompt import prompt_fingerprint
@@ -29,6 +29,9 @@ class KGConfig:
     archive: str | None = None
     """a committed archive folder (`data/kg/<corpus>`, see kg/archive.py): its passages are copied
     into the store first, and the store's new ones written back after, even if interrupted"""
+    restore_from: list[str] = field(default_factory=list)
+    """other committed archives of passages of this corpus (another config's subset, such as its gold
+    passages): copied into the store first, never written to, so `archive` holds only the rest"""
     openie: str | None = None
     """import these HippoRAG OpenIE triples instead of extracting"""
     lm: LMConfig = field(default_factory=LMConfig)
@@ -52,6 +55,9 @@ class KGConfig:
     def __post_init__(self) -> None:
         require_positive(self, "batch_size", "max_new_tokens", "limit")
         require_non_negative(self, "num_demos")
+        for folder in self.restore_from:
+            if not read_archive(folder):
+                raise ConfigError("restore_from", f"{folder} holds no KG archive ({TRIPLES_NAME})")
 
 
 def build_kg(config: KGConfig) -> dict:
@@ -63,7 +69,9 @@ def build_kg(config: KGConfig) -> dict:
         passages = [p for p in passages if p.id in gold]
     passages = passages[: config.limit]
     store = KGStore(config.store)
-    restored = restore_archive(config.archive, store) if config.archive else 0
+    restored = sum(restore_archive(folder, store) for folder in config.restore_from)
+    restored += restore_archive(config.archive, store) if config.archive else 0
+    held_elsewhere = {pid for folder in config.restore_from for pid in read_archive(folder)}
     retry = config.retry_empty and not config.openie
     retried = [p.id for p in passages if left_empty(store, p.id)] if retry else []
     try:
@@ -78,7 +86,9 @@ def build_kg(config: KGConfig) -> dict:
             summary = extractor.extract_into(store, passages, retry_empty=config.retry_empty)
     finally:
         if config.archive:
-            added, replaced = save_archive(config.archive, store, (p.id for p in passages), archive_settings(config),
+            added, replaced = save_archive(config.archive, store,
+                                           (p.id for p in passages if p.id not in held_elsewhere),
+                                           archive_settings(config),
                                            replaced=[pid for pid in retried if store.get(pid)])
             log.info("archive %s: %d passages restored, %d added, %d replaced", config.archive, restored, added,
                      replaced)

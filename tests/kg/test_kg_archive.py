@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.config import ConfigError
 from core.records import DataError
 from core.types import Triple
 from datamodules.loaders import DataConfig
@@ -142,3 +143,31 @@ def test_build_kg_retry_empty_writes_the_replacements_back_even_when_interrupted
     entries = read_archive(archive)
     assert [len(entries[p.id][1][1]) for p in passages] == [1, 0]
     assert json.loads((archive / PROVENANCE_NAME).read_text())["history"][-1]["passages_replaced"] == 1
+
+
+def test_build_kg_restores_from_other_archives_without_writing_their_passages_again(tmp_path, monkeypatch):
+    passages = DataConfig().load().passages[:3]
+    gold = tmp_path / "gold"
+    seed = KGStore(tmp_path / "seed")
+    seed.add(passages[1].id, [Triple.make(passages[1].title, "is", "gold", passages[1].id, passages[1].sentences)])
+    save_archive(gold, seed, [passages[1].id], {})
+    extracted = []
+
+    def extract_the_rest(self, store, todo, show_progress=True, retry_empty=False):
+        todo = [p for p in todo if not store.has(p.id)]
+        extracted.append([p.id for p in todo])
+        store.add_many([(p.id, [], 0) for p in todo])
+        return {}
+
+    monkeypatch.setattr(TripleExtractor, "__init__", lambda self, *args, **kwargs: None)
+    monkeypatch.setattr(TripleExtractor, "extract_into", extract_the_rest)
+    rest = tmp_path / "rest"
+    config = KGConfig(store=str(tmp_path / "kg"), archive=str(rest), restore_from=[str(gold)], num_demos=0, limit=3)
+    summary = build_kg(config)
+    assert extracted == [[passages[0].id, passages[2].id]]  # the gold archive's passage came from it
+    assert list(read_archive(rest)) == [passages[0].id, passages[2].id]  # and is not written twice
+    assert list(read_archive(gold)) == [passages[1].id]
+    assert summary["archive"]["restored"] == 1 and summary["store"]["passages"] == 3
+
+    with pytest.raises(ConfigError, match=r"restore_from.*no KG archive"):
+        KGConfig(restore_from=[str(tmp_path / "missing")])
