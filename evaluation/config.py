@@ -124,9 +124,13 @@ class MindConfig:
     """facts kept in memory"""
     max_sentences: int = 6
     """the longest reasoning, in sentences"""
+    concurrency: int = 1
+    """questions run at once, their LM calls generated together (models/batched_calls.py); with more
+    than 1 the questions of a step (`batch_size`) are saved together. No faster on 2 CPU cores, where
+    prompt prefill dominates (benchmarks/results/mind_speed.md); meant for batch-cheap backends (vLLM)"""
 
     def __post_init__(self) -> None:
-        require_positive(self, "top_entities", "retrieve_k", "memory_capacity", "max_sentences")
+        require_positive(self, "top_entities", "retrieve_k", "memory_capacity", "max_sentences", "concurrency")
 
 
 @dataclass

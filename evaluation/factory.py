@@ -78,7 +78,8 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                    params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
                    attention=m.attention,
                    entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
-                   memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k)
+                   memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k,
+                   concurrency=m.concurrency)
 
 
 def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, passages: dict[str, Passage]) -> Method:

@@ -32,6 +32,7 @@ def _fingerprint(config: EvalConfig) -> str:
         values.pop(key)
     values["index"].pop("cache_dir")
     values["aligner"].pop("cache_dir")
+    values["mind"].pop("concurrency")
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -17,6 +17,11 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    A reasoning that stopped without "the answer is" gets it appended and completed (one more short
    generation), so that every run ends with an answer to score rather than its whole reasoning.
 
+`concurrency` > 1 runs that many questions at once in threads (`models.batched_calls`): their LM calls,
+one at a time per question, are generated together, so the LM decodes several sequences per step (no
+faster on 2 CPU cores, where prompt prefill dominates: benchmarks/results/mind_speed.md). The searches
+run one at a time (a KiRAG search may call its own LM).
+
 The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps passages as facts;
 `KiRAGSearch` runs KiRAG's loop for the sub-query and keeps its chain's triples as facts
 (`kirag+mind`: MIND decides when to retrieve, KiRAG decides what). A search reports what it cost
@@ -26,6 +31,7 @@ The search is pluggable: `PassageSearch` over a BM25 or dense retriever keeps pa
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
@@ -36,6 +42,7 @@ from inference.kirag import KiRAG
 from inference.memory import Fact, Memory
 from inference.methods import Method, Prediction
 from inference.retrievers import Hit, Retriever
+from models.batched_calls import BatchedCalls
 from models.chat import Message, chat_messages
 from models.lm import Attention, LanguageModel
 from models.uncertainty import ATTENTION_KINDS, MindParams, decide, token_confidence, word_signals
@@ -149,7 +156,6 @@ class MindRAG(Method):
     """MIND over `lm` and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
 
     answers = True
-    batched = False
 
     def __init__(
         self,
@@ -167,6 +173,7 @@ class MindRAG(Method):
         k: int = 10,
         record_signals: bool = False,
         attention: Attention = "raw",
+        concurrency: int = 1,
     ) -> None:
         if trigger not in TRIGGERS:
             raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
@@ -177,23 +184,34 @@ class MindRAG(Method):
         if params is not None and params.attention not in (None, attention):
             raise ValueError(f"the trigger parameters were calibrated on {params.attention} attention, and MIND "
                              f"reads {attention} attention: set the same attention (mind.attention)")
-        self.lm, self.search, self.attention = lm, search, attention
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.lm = BatchedCalls(lm) if concurrency > 1 else lm
+        self.search, self.attention, self.concurrency = search, attention, concurrency
+        self._searching = threading.Lock()
         self.trigger, self.params, self.fixed_threshold = trigger, params or MindParams(), fixed_threshold
         self.entity_filter, self.top_entities, self.retrieve_k = entity_filter, top_entities, retrieve_k
         self.memory_capacity, self.max_sentences, self.max_new_tokens, self.k = (
             memory_capacity, max_sentences, max_new_tokens, k)
         self.record_signals = record_signals  # keep each sentence's word signals in the trace (calibration traces)
 
+    @property
+    def batched(self) -> bool:
+        """One question at a time (evaluate.py then saves each as it is done) unless run concurrently."""
+        return self.concurrency > 1
+
     def predict(self, questions: list[Question]) -> list[Prediction]:
-        predictions = []
-        for question in questions:
-            start = time.perf_counter()
-            state = self.run(question)
-            predictions.append(Prediction(
-                question.id, list(state.passages.items())[: self.k], answer=final_answer(state.answer),
-                retrieval_calls=state.retrieval_calls, llm_calls=state.llm_calls,
-                seconds=time.perf_counter() - start, trace=state.trace, retrieved=list(state.retrieved)))
-        return predictions
+        if self.concurrency > 1:
+            return self.lm.map(self._predict_one, questions, self.concurrency)
+        return [self._predict_one(q) for q in questions]
+
+    def _predict_one(self, question: Question) -> Prediction:
+        """`seconds`: from its start to its end, so with `concurrency` > 1 it includes the other questions' work."""
+        start = time.perf_counter()
+        state = self.run(question)
+        return Prediction(question.id, list(state.passages.items())[: self.k], answer=final_answer(state.answer),
+                          retrieval_calls=state.retrieval_calls, llm_calls=state.llm_calls,
+                          seconds=time.perf_counter() - start, trace=state.trace, retrieved=list(state.retrieved))
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -249,7 +267,8 @@ class MindRAG(Method):
         fresh = state.memory.new_entities([e.text for e in entities])
         confidence = max((e.confidence for e in entities if e.text in fresh), default=1.0)
         query = " ".join([state.question.question, *fresh]) if fresh else f"{state.question.question} {sentence}"
-        found = self.search.search_with_facts(query, self.retrieve_k)
+        with self._searching:
+            found = self.search.search_with_facts(query, self.retrieve_k)
         state.retrieval_calls += found.retrieval_calls
         state.llm_calls += found.llm_calls
         for pid, score in found.hits:
