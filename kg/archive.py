@@ -50,8 +50,13 @@ def read_archive(folder: str | os.PathLike) -> dict[str, tuple[str, Entry, str]]
 
 def restore_archive(folder: str | os.PathLike, store: KGStore) -> int:
     """Copy the archive's passages that `store` lacks into it; returns how many were copied."""
+    return restore_entries(read_archive(folder), store)
+
+
+def restore_entries(entries: dict[str, tuple[str, Entry, str]], store: KGStore) -> int:
+    """`restore_archive` for entries already read (`read_archive`)."""
     by_source: dict[str, list[Entry]] = defaultdict(list)
-    for pid, (_, entry, source) in read_archive(folder).items():
+    for pid, (_, entry, source) in entries.items():
         if not store.has(pid):
             by_source[source].append(entry)
     return sum(store.add_many(entries, source) for source, entries in by_source.items())

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from core.config import ConfigError, require_non_negative, require_positive
 from datamodules.loaders import DataConfig
-from kg.archive import TRIPLES_NAME, read_archive, restore_archive, save_archive
+from kg.archive import TRIPLES_NAME, read_archive, restore_archive, restore_entries, save_archive
 from kg.extraction import TripleExtractor, extraction_notice, left_empty
 from kg.openie_import import import_openie
 from kg.prompt import prompt_fingerprint
@@ -56,7 +57,7 @@ class KGConfig:
         require_positive(self, "batch_size", "max_new_tokens", "limit")
         require_non_negative(self, "num_demos")
         for folder in self.restore_from:
-            if not read_archive(folder):
+            if not (Path(folder) / TRIPLES_NAME).is_file():
                 raise ConfigError("restore_from", f"{folder} holds no KG archive ({TRIPLES_NAME})")
 
 
@@ -69,9 +70,10 @@ def build_kg(config: KGConfig) -> dict:
         passages = [p for p in passages if p.id in gold]
     passages = passages[: config.limit]
     store = KGStore(config.store)
-    restored = sum(restore_archive(folder, store) for folder in config.restore_from)
+    others = [read_archive(folder) for folder in config.restore_from]
+    restored = sum(restore_entries(entries, store) for entries in others)
     restored += restore_archive(config.archive, store) if config.archive else 0
-    held_elsewhere = {pid for folder in config.restore_from for pid in read_archive(folder)}
+    held_elsewhere = {pid for entries in others for pid in entries}
     retry = config.retry_empty and not config.openie
     retried = [p.id for p in passages if left_empty(store, p.id)] if retry else []
     try:
