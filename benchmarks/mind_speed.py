@@ -11,8 +11,8 @@ slot each family keeps one. Fixed-interval MIND (a retrieval at every sentence) 
 first HotpotQA ircot_dev_500 questions, as in benchmarks/mind_eval.py; the settings run in one
 process, question by question in turn, then all questions at once for the concurrent setting (its
 seconds: the whole run's wall clock over the questions). Prompt tokens decoded (llama.cpp): what
-prefix reuse left to decode. Greedy outputs may differ between settings: keys and values computed in other batches, or
-in float32 against q4, differ in the last bits.
+prefix reuse left to decode. Greedy outputs may differ between settings: keys and values computed in
+other batches, or in float32 against q4, differ in the last bits.
 """
 
 import argparse
