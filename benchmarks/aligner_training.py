@@ -1,7 +1,7 @@
 """Aligner training: step throughput against sentence-transformers, and next-triple ranking before/after training.
 
-    python benchmarks/aligner_training.py [--steps N] [--config CONFIG] [--retrain]
-                                          [--skip_throughput] [--skip_training]
+    python benchmarks/aligner_training.py [--steps N] [--config CONFIG] [--ablation OVERLAY ...]
+                                          [--retrain] [--skip_throughput] [--skip_training]
 
 The throughput part runs on the MuSiQue train-100 silver chains over its gpt-3.5 triples
 (`runs/chains/musique/chains.jsonl`, built here with `prepare.py kg` and `prepare.py chains` if absent),
@@ -30,6 +30,9 @@ with the settings of `configs/aligner/shared_cpu.yaml`. The ranking part trains 
    test ones) is evaluated. For every prefix of every test chain the positive is ranked among ALL its
    stored candidates (itself and every mined negative, not a sample), with the base MiniLM and with
    the trained weights; paired bootstrap over questions.
+   Each `--ablation` (a config overlaid on `--config`, such as configs/aligner/ablations/*.yaml) is
+   trained the same way into its own folder and ranked on the same test questions, paired against
+   `--config`'s checkpoint.
 3. With `--memory` (a separate run, below), the peak memory of one step; the training report quotes
    its last table.
 """
@@ -274,17 +277,18 @@ def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
             "per question": per_question}
 
 
-def train(config: Path, retrain: bool) -> tuple[Path, dict]:
-    """Train with train.py's CLI on `config` into its own run folder, unless this function trained the
-    best.ckpt there already (then read back, with the timing it saved beside it); returns best.ckpt
-    and the timing."""
-    root = ROOT / yaml.safe_load(config.read_text())["trainer"]["default_root_dir"]
+def train(configs: list[Path], retrain: bool) -> tuple[Path, dict]:
+    """Train with train.py's CLI on `configs` (each overlaid on the ones before) into their run folder,
+    unless this function trained the best.ckpt there already (then read back, with the timing it saved
+    beside it); returns best.ckpt and the timing."""
+    roots = [(yaml.safe_load(c.read_text()).get("trainer") or {}).get("default_root_dir") for c in configs]
+    root = ROOT / [r for r in roots if r][-1]
     best, record = root / "checkpoints" / "best.ckpt", root / "benchmark_training.json"
     if best.is_file() and record.is_file() and not retrain:
         timing = json.loads(record.read_text())
         if timing.get("checkpoint mtime_ns") == best.stat().st_mtime_ns:  # not retrained elsewhere since
             return best, timing
-    args = ["fit", "--config", str(config), "--trainer.enable_progress_bar", "false",
+    args = ["fit", *(a for c in configs for a in ("--config", str(c))), "--trainer.enable_progress_bar", "false",
             "--trainer.enable_model_summary", "false"]
     start = time.perf_counter()
     argv, sys.argv = sys.argv, sys.argv[:1]  # LightningCLI warns when this script's own options are in sys.argv
@@ -292,6 +296,8 @@ def train(config: Path, retrain: bool) -> tuple[Path, dict]:
         cli = lightning_cli(args)
     finally:
         sys.argv = argv
+        if "wandb" in sys.modules:  # end the run, or the next training in this process would log into it
+            sys.modules["wandb"].finish()
     timing = {"seconds": time.perf_counter() - start, "steps": cli.trainer.global_step,
               "epochs": cli.trainer.current_epoch, "best val/mrr": float(cli.trainer.checkpoint_callback.best_model_score)}
     timing["checkpoint mtime_ns"] = best.stat().st_mtime_ns
@@ -299,10 +305,21 @@ def train(config: Path, retrain: bool) -> tuple[Path, dict]:
     return best, timing
 
 
-def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict]:
-    """Train on every dataset of `config`, then rank each dataset's TEST questions (split off before
-    chains were built, never trained or validated on) with the base encoder and with best.ckpt."""
-    best, timing = train(config, retrain)
+def tested_records(data: AlignerDataModule) -> dict[str, list[ChainRecord]]:
+    """Each dataset's TEST questions (split off before chains were built, never trained or validated
+    on) that have a complete chain, and all of them together (`all`)."""
+    tested = {}
+    for name, path in data.datasets.items():
+        test = set(data.test_ids[name])
+        tested[name] = [r for r in read_chains(path) if r.complete and r.chain and r.question_id in test]
+    tested["all"] = [r for records in tested.values() for r in records]
+    return tested
+
+
+def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict, dict]:
+    """Train on every dataset of `config`, then rank each dataset's test questions with the base encoder
+    and with best.ckpt. Also returns each dataset's metrics after training, per question, with the test ids."""
+    best, timing = train([config], retrain)
     data = trained_datamodule(best)
     settings = yaml.safe_load(config.read_text())
     base = AlignerModule(**settings["model"]["init_args"]).encoder
@@ -311,20 +328,20 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
     composition, rows = [], []
     flat = {"training.config": str(config.relative_to(ROOT)), "training.checkpoint": str(best.relative_to(ROOT)),
             **{f"training.{k}": v for k, v in timing.items()}}
-    tested = {}
+    tested = tested_records(data)
     for name, path in data.datasets.items():
         records = read_chains(path)
-        test = set(data.test_ids[name])
-        tested[name] = [r for r in data.usable(records) if r.question_id in test]
         composition.append({"dataset": name, "chains file": str(Path(path).relative_to(ROOT)),
                             "questions": len(records), "complete chains": sum(r.complete for r in records),
-                            "test questions": len(test), "test questions with a complete chain": len(tested[name]),
+                            "test questions": len(data.test_ids[name]),
+                            "test questions with a complete chain": len(tested[name]),
                             "trained on": train_n[name], "validation": val_n[name]})
-    tested["all"] = [r for records in tested.values() for r in records]
+    per_question = {"test_ids": data.test_ids}
     for name, records in tested.items():
         if not records:
             continue
         before, after = rank_metrics(base, records), rank_metrics(trained, records)
+        per_question[name] = after
         row = {"dataset": name, "questions": before["questions"], "examples": before["examples"],
                "mean candidates": before["mean candidates"]}
         for metric in ("mrr", "r@1", "r@5"):
@@ -339,7 +356,38 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
     flat["training.questions"] = sum(r["questions"] for r in composition)
     flat["training.questions_outside_test"] = sum(r["questions"] - r["test questions"] for r in composition)
     flat["training.trained_on"] = sum(r["trained on"] for r in composition)
-    return composition, rows, flat
+    flat["training.only_complete"] = data.hparams.only_complete
+    return composition, rows, flat, per_question
+
+
+def run_ablation(config: Path, overlay: Path, recipe: dict, trained_on: int, retrain: bool) -> tuple[list[dict], dict]:
+    """Train `config` overlaid with `overlay`, and rank each dataset's test questions with its best.ckpt,
+    paired against the recipe's checkpoint (`recipe`: run_training's per-question metrics and test ids;
+    `trained_on`: the recipe's count of training questions)."""
+    best, timing = train([config, overlay], retrain)
+    data = trained_datamodule(best)
+    if data.test_ids != recipe["test_ids"]:
+        raise RuntimeError(f"{overlay}: its test questions are not the recipe's (an overlay must not change the split)")
+    encoder = AlignerModule.load_from_checkpoint(best, map_location="cpu").encoder.eval()
+    name = overlay.stem
+    flat = {f"ablation.{name}.config": str(overlay.relative_to(ROOT)),
+            **{f"ablation.{name}.{k}": v for k, v in timing.items()},
+            f"ablation.{name}.trained_on": len(data.train_records)}
+    rows = []
+    for dataset, records in tested_records(data).items():
+        if dataset not in recipe:
+            continue
+        ablated = rank_metrics(encoder, records)
+        row = {"ablation": name, "dataset": dataset, "questions": ablated["questions"],
+               "trained on (recipe)": trained_on, "trained on (ablation)": len(data.train_records)}
+        for metric in ("mrr", "r@5"):
+            row[f"{metric} recipe"], row[f"{metric} ablation"] = recipe[dataset][metric], ablated[metric]
+            _, row[f"{metric} p"] = paired_test(recipe[dataset]["per question"][metric],
+                                               ablated["per question"][metric])
+        rows.append(row)
+        flat.update({f"ablation.{name}.{dataset}.{k}": v for k, v in row.items()
+                     if k not in ("ablation", "dataset", "trained on (recipe)", "trained on (ablation)")})
+    return rows, flat
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -382,8 +430,17 @@ def main(args: argparse.Namespace) -> None:
                 "to its longest text. Model calls and the tokens they run (padded) are counted at each model's "
                 "embedding layer; unpadded: the tokens of the texts themselves.\n\n" + markdown_table(rows, columns))
     if not args.skip_training:
-        composition, rows, t = run_training(args.config.resolve(), args.retrain)
+        composition, rows, t, per_question = run_training(args.config.resolve(), args.retrain)
         flat.update(t)
+        ablations = []
+        for overlay in args.ablation:
+            more, a = run_ablation(args.config.resolve(), overlay.resolve(), per_question, t["training.trained_on"],
+                                   args.retrain)
+            ablations += more
+            flat.update(a)
+        trained = ("have a chain (complete or not) and are trained on and the rest validate"
+                   if not t["training.only_complete"] else
+                   "have a complete chain and are trained on and the rest of the complete ones validate")
         parts.append(
             "## Training on every dataset\n\n"
             f"`python train.py fit --config {t['training.config']}` (run by this script through the same CLI): "
@@ -391,15 +448,21 @@ def main(args: argparse.Namespace) -> None:
             f"machine, validation included; the evaluated checkpoint is `{t['training.checkpoint']}`, the best "
             f"validation MRR ({t['training.best val/mrr']:.3f}). {t['training.questions']} questions in all, "
             f"{t['training.questions_outside_test']} outside the test splits, of which {t['training.trained_on']} "
-            "have a complete chain and are trained on and the rest of the complete ones validate. Each dataset's "
-            "test questions are a seeded random split by question taken before its chains were built "
-            "(`test_fraction`), never trained or validated on.\n\n"
+            f"{trained}. Each dataset's test questions are a seeded random split by question taken before its "
+            "chains were built (`test_fraction`; 1 for a dataset that is a test set only), never trained or "
+            "validated on.\n\n"
             + markdown_table(composition, list(composition[0]))
             + "\n## Next-triple ranking on the held-out test questions, per dataset\n\n"
             "Every prefix of every test question's complete chain; the positive ranked among itself and all "
             "its stored negatives (ties count against it). Before: the base all-MiniLM-L6-v2; after: best.ckpt. "
             "p: paired bootstrap over questions (each question's mean over its prefixes).\n\n"
             + markdown_table(rows, list(rows[0])))
+        if ablations:
+            parts.append(
+                "## Ablations on the same test questions\n\n"
+                f"Each overlay on `{t['training.config']}` trained the same way, through the same CLI, into its own "
+                "folder; its best.ckpt ranks the same test prefixes as above. p: paired bootstrap over questions "
+                "against the recipe's checkpoint.\n\n" + markdown_table(ablations, list(ablations[0])))
     memory = RESULTS / f"{args.output_name}_memory.md"
     if memory.is_file():  # written by `--memory`, a separate run (each setting in a fresh process)
         parts.append("## Memory of one step, plain against cached loss\n\nFrom `python benchmarks/aligner_training.py "
@@ -533,6 +596,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=30, help="timed training steps per method")
     parser.add_argument("--config", type=Path, default=MULTI, help="the training config of the before/after ranking")
+    parser.add_argument("--ablation", type=Path, nargs="*", default=[],
+                        help="configs overlaid on --config, each trained and ranked against it")
     parser.add_argument("--retrain", action="store_true", help="train again even if the config's best.ckpt exists")
     parser.add_argument("--skip_throughput", action="store_true")
     parser.add_argument("--skip_training", action="store_true")

@@ -35,7 +35,8 @@ the questions the Aligner's chains files hold. Each part's KG must cover its who
   (configs/aligner/multi_cpu.yaml).
     python benchmarks/kirag_eval.py --aligner runs/aligner/multi/checkpoints/best.ckpt
 - `hotpotqa_ircot`: the first 100 questions of ircot_dev_500 (HotpotQA dev; multi_cpu.yaml trains on
-  questions 101-500 only) over the union of their contexts (1,000 passages), this project's triples:
+  questions 101-500 only and tests on these, its `hotpotqa_ircot_dev_100` dataset) over the union of
+  their contexts (1,000 passages), this project's triples:
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
@@ -265,13 +266,18 @@ def run_part(part: str, aligner_data, constructor_questions: int | None, unseen_
     for row in verdicts:
         prefix = f"{part}.budget.{row['kirag']} vs {row['baseline']}.{row['metric']}"
         flat.update({f"{prefix}.{c}": row[c] for c in ("questions", "kirag value", "baseline value", "difference", "p")})
-    held_out = (f"the {PARTS[part].dataset} test split (a seeded random split by question, never trained on)"
-                if PARTS[part].dataset in aligner_data.test_ids else
-                f"the first {len(everything.questions)} questions (none in the Aligner's data)")
+    dataset = PARTS[part].dataset
+    trained_on = list(dict.fromkeys(aligner_data.train_record_datasets))
+    if dataset in trained_on:
+        held_out = f"the {dataset} test split (a seeded random split by question, never trained on)"
+    elif dataset in aligner_data.test_ids:
+        held_out = f"the Aligner's {dataset} dataset, which it only tests on ({len(everything.questions)} questions)"
+    else:
+        held_out = f"the first {len(everything.questions)} questions (none in the Aligner's data)"
     flat[f"{part}.questions"] = held_out
     flat[f"{part}.aligner"] = aligner
     flat[f"{part}.run"] = f"{date.today()}, {machine()}"
-    text = (f"## {part}\n\nAligner: {aligner}, trained on {', '.join(aligner_data.test_ids)}. "
+    text = (f"## {part}\n\nAligner: {aligner}, trained on {', '.join(trained_on)}. "
             f"Run {flat[f'{part}.run']}.\n\n{PARTS[part].about}: {held_out}. "
             f"Questions by type: {flat[f'{part}.composition']}. Paired tests against rag, on the "
             f"same questions: the difference in points and its paired-bootstrap p-value.\n\n"

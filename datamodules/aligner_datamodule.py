@@ -249,7 +249,8 @@ class AlignerDataModule(L.LightningDataModule):
             training and validation for evaluation (`test_ids`, per dataset): a seeded random split by
             question within each dataset, taken before incomplete chains are dropped, so the test set is
             not biased towards hard questions. A dataset's split is the one it gets when trained on alone.
-            A mapping {dataset name: fraction} sets it per dataset (every dataset named).
+            A mapping {dataset name: fraction} sets it per dataset (every dataset named); 1 makes a dataset
+            a test set only (a benchmark's evaluation questions, say).
         val_fraction: share of each dataset's remaining usable questions held out for validation when
             `val_chains` is not given.
         val_chains: separate validation files (a path, or a mapping whose names are datasets of `chains`);
@@ -292,8 +293,9 @@ class AlignerDataModule(L.LightningDataModule):
             self.test_fractions = dict(test_fraction)
         else:
             self.test_fractions = dict.fromkeys(self.datasets, test_fraction)
-        if not (0 <= val_fraction < 1 and all(0 <= f < 1 for f in self.test_fractions.values())):
-            raise ValueError(f"val_fraction and test_fraction must be in [0, 1), got {val_fraction}, {test_fraction}")
+        if not (0 <= val_fraction < 1 and all(0 <= f <= 1 for f in self.test_fractions.values())):
+            raise ValueError(f"val_fraction must be in [0, 1) and test_fraction in [0, 1], got {val_fraction}, "
+                             f"{test_fraction}")
         self.val_files: dict[str, str] = {}
         if val_chains is not None:
             if isinstance(val_chains, str):
@@ -336,7 +338,11 @@ class AlignerDataModule(L.LightningDataModule):
         val: list[tuple[str, ChainRecord]] = []
         test_ids: dict[str, list[str]] = {}
         for name, path in self.datasets.items():
-            records, test = split_held_out(read_chains(path), self.test_fractions[name], self.hparams.seed)
+            records = read_chains(path)
+            if self.test_fractions[name] == 1:  # a test set only
+                test_ids[name] = [r.question_id for r in records]
+                continue
+            records, test = split_held_out(records, self.test_fractions[name], self.hparams.seed)
             test_ids[name] = [r.question_id for r in test]
             records = self.usable(records)
             if self.val_files:

@@ -85,9 +85,16 @@ def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _chains(chains: str | dict[str, str]) -> str:
-    """The training chains as the card names them: a file, or `name: file` for each of several datasets."""
-    return ", ".join(f"{name}: {path}" for name, path in chains.items()) if isinstance(chains, dict) else chains
+def _chains(data: dict[str, Any]) -> str:
+    """The training chains as the card names them: a file, or `name: file` for each of several datasets,
+    those only tested on (`test_fraction` 1) named apart."""
+    chains, fractions = data.get("chains", "unknown"), data.get("test_fraction")
+    if not isinstance(chains, dict):
+        return f"`{chains}`"
+    tested = [n for n in chains if isinstance(fractions, dict) and fractions.get(n) == 1]
+    named = lambda names: ", ".join(f"{n}: {chains[n]}" for n in names)  # noqa: E731
+    text = f"`{named([n for n in chains if n not in tested])}`"
+    return text + (f" (held out as test sets only, never trained on: `{named(tested)}`)" if tested else "")
 
 
 def model_card(hparams: Any, data: dict[str, Any], metrics: dict[str, float]) -> ModelCard:
@@ -107,7 +114,7 @@ def model_card(hparams: Any, data: dict[str, Any], metrics: dict[str, float]) ->
     body = Template(CARD_TEMPLATE.read_text()).substitute(
         base=base,
         prefixes=prefixes,
-        chains=_chains(data.get("chains", "unknown")),
+        chains=_chains(data),
         results="\n".join(f"| {k} | {v:.4f} |" for k, v in metrics.items()) or "| (none recorded) | |",
         settings="\n".join(f"| {k} | {json.dumps(v)} |" for k, v in settings.items()),
     )

@@ -229,8 +229,19 @@ def test_a_test_fraction_per_dataset_gives_each_dataset_its_split_alone(three_da
     assert [len(dm.test_ids[n]) for n in fractions] == [6, 0, 5]
     with pytest.raises(ValueError, match="test_fraction names datasets alpha, beta; chains has alpha, beta, gamma"):
         make_dm(three_datasets, test_fraction={"alpha": 0.5, "beta": 0.5})
-    with pytest.raises(ValueError, match="must be in \\[0, 1\\)"):
-        make_dm(three_datasets, test_fraction={"alpha": 0.5, "beta": 1.0, "gamma": 0.1})
+    with pytest.raises(ValueError, match="test_fraction in \\[0, 1\\]"):
+        make_dm(three_datasets, test_fraction={"alpha": 0.5, "beta": 1.5, "gamma": 0.1})
+
+
+def test_a_test_fraction_of_one_makes_a_dataset_a_test_set_only(three_datasets):
+    fractions = {"alpha": 0.5, "beta": 1.0, "gamma": 0.25}
+    dm = make_dm(three_datasets, test_fraction=fractions, val_fraction=0.25, seed=2)
+    assert dm.test_ids["beta"] == [r.question_id for r in read_chains(three_datasets["beta"])]  # all 8, in order
+    assert "beta" not in dm.train_record_datasets + dm.val_record_datasets
+    without = {n: p for n, p in three_datasets.items() if n != "beta"}
+    alone = make_dm(without, test_fraction={n: fractions[n] for n in without}, val_fraction=0.25, seed=2)
+    assert (dm.train_records, dm.val_records) == (alone.train_records, alone.val_records)
+    assert dm.val_dataset_names == ["alpha", "gamma"]
 
 
 def test_a_checkpoint_refuses_chains_files_that_changed_since_its_split(three_datasets):
@@ -280,25 +291,31 @@ def config_data(name: str) -> dict:
     return yaml.safe_load((ROOT / "configs" / "aligner" / name).read_text())["data"]["init_args"]
 
 
-def test_multi_cpu_keeps_the_musique_test_questions_of_shared_cpu(three_datasets):
-    """multi_cpu.yaml's MuSiQue split is shared_cpu.yaml's (benchmarks/kirag_eval.py's 50 test questions);
-    on the real chains file when it is there, else on a stand-in of 100 questions."""
+def test_multi_cpu_tests_on_the_questions_kirag_eval_evaluates(three_datasets):
+    """multi_cpu.yaml's MuSiQue test split is shared_cpu.yaml's (benchmarks/kirag_eval.py's 50 test
+    questions; on the real chains file when it is there, else on a stand-in of 100 questions), and
+    ircot_dev_500's first 100 questions (kirag_eval's `hotpotqa_ircot` part) are a test set only."""
+    from benchmarks.kirag_eval import PARTS
+
     shared, multi = config_data("shared_cpu.yaml"), config_data("multi_cpu.yaml")
-    names = {"musique", "musique_kag", "hotpotqa", "hotpotqa_ircot", "2wiki"}
+    ircot_test = PARTS["hotpotqa_ircot"].dataset
+    names = {"musique", "musique_kag", "hotpotqa", "hotpotqa_ircot", ircot_test, "2wiki"}
     assert set(multi["chains"]) == set(multi["test_fraction"]) == names
     assert multi["chains"]["musique"] == shared["chains"]
     assert multi["test_fraction"]["musique"] == shared["test_fraction"] == 0.5
-    assert (multi["val_fraction"], multi["seed"]) == (shared["val_fraction"], shared["seed"])
+    assert multi["test_fraction"][ircot_test] == 1 and multi["seed"] == shared["seed"]
+    chains_config = yaml.safe_load((ROOT / "configs" / "chains" / "hotpotqa_ircot_dev_100.yaml").read_text())
+    assert chains_config["output"] == multi["chains"][ircot_test] and chains_config["data"]["limit"] == 100
     musique = ROOT / shared["chains"]
     if not musique.is_file():
         musique = three_datasets["alpha"].parents[1] / "musique" / "chains.jsonl"
         write_chains(musique, hand_made_chains(100, label="m-"))
     alone = AlignerDataModule(**{**shared, "chains": str(musique)})
     stand_ins = {"hotpotqa": str(three_datasets["beta"]), "2wiki": str(three_datasets["gamma"]),
-                 "musique_kag": str(three_datasets["gamma"]), "hotpotqa_ircot": str(three_datasets["alpha"])}
+                 "musique_kag": str(three_datasets["gamma"]), "hotpotqa_ircot": str(three_datasets["alpha"]),
+                 ircot_test: str(three_datasets["beta"])}
     together = AlignerDataModule(**{**multi, "chains": {"musique": str(musique), **stand_ins}})
     alone.setup("fit"), together.setup("fit")
     assert len(together.test_ids["musique"]) == round(0.5 * len(read_chains(musique)))
     assert together.test_ids["musique"] == alone.test_ids["musique"]
-    assert together.train_records[: len(alone.train_records)] == alone.train_records
-    assert together.val_records[: len(alone.val_records)] == alone.val_records
+    assert together.test_ids[ircot_test] == [r.question_id for r in read_chains(three_datasets["beta"])]

@@ -61,6 +61,10 @@ def test_model_card_names_the_hub_model_of_the_packaged_minilm():
     assert "fine-tuned from sentence-transformers/all-MiniLM-L6-v2" in card
     assert "Queries and triples take no prefix." in card and "| (none recorded) | |" in card
     assert "Training data: silver reasoning chains `unknown`" in card
+    data = {"chains": {"a": "runs/chains/a.jsonl", "b": "runs/chains/b.jsonl", "c": "runs/chains/c.jsonl"},
+            "test_fraction": {"a": 0.5, "b": 1.0, "c": 0.0}}
+    assert ("Training data: silver reasoning chains `a: runs/chains/a.jsonl, c: runs/chains/c.jsonl` (held out "
+            "as test sets only, never trained on: `b: runs/chains/b.jsonl`)") in str(model_card(hparams, data, {}))
 
 
 def test_lora_trains_adapters_only_and_export_merges_them(tiny_model_dir, tmp_path):
