@@ -58,7 +58,7 @@ from training_data.silver_chains import ChainBuilder  # noqa: E402
 CONFIGS = ROOT / "configs"
 DATASETS = {  # name -> (chains config, KG config: built here when it imports triples, never with the LM)
     "musique": (CONFIGS / "chains" / "musique_gpt35.yaml", CONFIGS / "kg" / "musique_gpt35.yaml"),
-    "musique_kag": (CONFIGS / "chains" / "musique_kag_100.yaml", CONFIGS / "kg" / "musique_kag_100_gold.yaml"),
+    "musique_kag": (CONFIGS / "chains" / "musique_kag_100.yaml", CONFIGS / "kg" / "musique_kag_100.yaml"),
     "2wiki": (CONFIGS / "chains" / "2wiki_hoprag_10.yaml", CONFIGS / "kg" / "2wiki_hoprag_10.yaml"),
 }
 ALIGNER_CONFIG = CONFIGS / "aligner" / "shared_cpu.yaml"
