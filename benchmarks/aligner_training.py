@@ -318,7 +318,7 @@ def tested_records(data: AlignerDataModule) -> dict[str, list[ChainRecord]]:
 
 def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict, dict]:
     """Train on every dataset of `config`, then rank each dataset's test questions with the base encoder
-    and with best.ckpt. Also returns each dataset's metrics after training, per question, with the test ids."""
+    and with best.ckpt. Also returns each dataset's ranking after training (rank_metrics), for ablations."""
     best, timing = train([config], retrain)
     data = trained_datamodule(best)
     settings = yaml.safe_load(config.read_text())
@@ -336,7 +336,7 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
                             "test questions": len(data.test_ids[name]),
                             "test questions with a complete chain": len(tested[name]),
                             "trained on": train_n[name], "validation": val_n[name]})
-    per_question = {"test_ids": data.test_ids}
+    per_question = {}
     for name, records in tested.items():
         if not records:
             continue
@@ -357,16 +357,17 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
     flat["training.questions_outside_test"] = sum(r["questions"] - r["test questions"] for r in composition)
     flat["training.trained_on"] = sum(r["trained on"] for r in composition)
     flat["training.only_complete"] = data.hparams.only_complete
+    flat["training.test_ids"] = data.test_ids
     return composition, rows, flat, per_question
 
 
-def run_ablation(config: Path, overlay: Path, recipe: dict, trained_on: int, retrain: bool) -> tuple[list[dict], dict]:
+def run_ablation(config: Path, overlay: Path, recipe: dict, test_ids: dict, trained_on: int, retrain: bool) -> tuple[list[dict], dict]:
     """Train `config` overlaid with `overlay`, and rank each dataset's test questions with its best.ckpt,
-    paired against the recipe's checkpoint (`recipe`: run_training's per-question metrics and test ids;
-    `trained_on`: the recipe's count of training questions)."""
+    paired against the recipe's checkpoint (`recipe`: run_training's rankings after training, per dataset;
+    `test_ids`: the recipe's test questions; `trained_on`: the recipe's count of training questions)."""
     best, timing = train([config, overlay], retrain)
     data = trained_datamodule(best)
-    if data.test_ids != recipe["test_ids"]:
+    if data.test_ids != test_ids:
         raise RuntimeError(f"{overlay}: its test questions are not the recipe's (an overlay must not change the split)")
     encoder = AlignerModule.load_from_checkpoint(best, map_location="cpu").encoder.eval()
     name = overlay.stem
@@ -431,11 +432,12 @@ def main(args: argparse.Namespace) -> None:
                 "embedding layer; unpadded: the tokens of the texts themselves.\n\n" + markdown_table(rows, columns))
     if not args.skip_training:
         composition, rows, t, per_question = run_training(args.config.resolve(), args.retrain)
+        test_ids = t.pop("training.test_ids")
         flat.update(t)
         ablations = []
         for overlay in args.ablation:
-            more, a = run_ablation(args.config.resolve(), overlay.resolve(), per_question, t["training.trained_on"],
-                                   args.retrain)
+            more, a = run_ablation(args.config.resolve(), overlay.resolve(), per_question, test_ids,
+                                   t["training.trained_on"], args.retrain)
             ablations += more
             flat.update(a)
         trained = ("have a chain (complete or not) and are trained on and the rest validate"
