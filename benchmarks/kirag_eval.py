@@ -79,7 +79,8 @@ MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_10
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
                       str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
-IRCOT = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"))
+# the first 100 questions over their contexts: the corpus of its KG and of the Aligner's test-only dataset
+IRCOT = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), limit=100)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ def evaluated_questions(name: str, data, unseen_questions: int) -> DataConfig:
         test = set(data.test_ids[part.dataset])
         benchmark = part.data.load()
         questions = [q for q in benchmark.questions if q.id in test]
+        if len(questions) < len(test):
+            sys.exit(f"{name}: {len(test) - len(questions)} of the {len(test)} test questions of {part.dataset} are "
+                     f"not among the {len(benchmark.questions)} of {part.data.questions} this part loads")
     else:
         benchmark = replace(part.data, limit=unseen_questions).load()
         seen = {r.question_id for r in data.train_records + data.val_records} | {

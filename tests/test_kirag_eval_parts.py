@@ -1,6 +1,7 @@
 """benchmarks/kirag_eval.py evaluates each part on questions its Aligner never trained on."""
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -31,6 +32,26 @@ def question_ids(data: DataConfig) -> list[str]:
 def test_a_dataset_the_aligner_trained_on_is_evaluated_on_its_test_split(demo_part):
     data = aligner_data({"demo": ["demo-005", "demo-002"], "other": ["x"]}, trained=["demo-001"])
     assert question_ids(kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)) == ["demo-002", "demo-005"]
+
+
+def test_test_questions_outside_what_the_part_loads_are_refused(demo_part, monkeypatch):
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", kirag_eval.Part(DataConfig(limit=3), "runs/kg/demo",
+                                                                   "configs/kg/demo.yaml", "demo", "the demo"))
+    data = aligner_data({"demo": ["demo-002", "demo-005"]})
+    with pytest.raises(SystemExit, match="demo: 1 of the 2 test questions of demo are not among the 3"):
+        kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)
+
+
+@pytest.mark.skipif(not Path(kirag_eval.IRCOT.questions).exists(),
+                    reason="../shared/data/hotpotqa/ircot_dev_500.jsonl is absent")
+def test_the_ircot_test_split_is_evaluated_over_the_contexts_its_kg_covers(monkeypatch, tmp_path):
+    """ircot's corpus is its questions' contexts: the test split (the first 100) keeps those 1,000 passages,
+    the corpus of configs/kg/hotpotqa_ircot_dev_100.yaml, not the 4,858 of all 500 questions."""
+    monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
+    first = [q.id for q in kirag_eval.IRCOT.load().questions]
+    evaluated = kirag_eval.evaluated_questions("hotpotqa_ircot", aligner_data({"hotpotqa_ircot_dev_100": first}), 100)
+    benchmark = evaluated.load()
+    assert [q.id for q in benchmark.questions] == first and len(benchmark.passages) == 1000
 
 
 def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(demo_part):
