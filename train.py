@@ -9,7 +9,9 @@ every init argument (`--model.*`, `--data.*`) and the Trainer (`--trainer.*`, ca
 included) is set in the YAML or on the command line.
 """
 
-from core.cli import lightning_cli
+import sys
+
+from core.cli import exit_code, lightning_cli
 
 if __name__ == "__main__":
-    lightning_cli()
+    sys.exit(exit_code(lightning_cli, sigterm=False))

@@ -54,15 +54,16 @@ def lightning_cli(args: list[str] | None = None) -> LightningCLI:
 DEBUG = "MHR_DEBUG"  # set to 1 to see the traceback of an error
 
 
-def exit_code(run: Callable[[], object]) -> int:
+def exit_code(run: Callable[[], object], sigterm: bool = True) -> int:
     """Run a command-line job; an error prints one line instead of a traceback (unless $MHR_DEBUG is set).
 
     Exit status: 0 done, 2 bad input (data, settings, paths), 1 anything else, 130 interrupted.
     SIGTERM (a scheduler's or `kill`'s stop) interrupts like Ctrl-C, so `finally` blocks still save
-    what was finished (a KG archive, for one).
+    what was finished (a KG archive, for one); `sigterm=False` leaves it to the job (the Trainer stops
+    every DDP rank at the same step on it).
     """
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread and sigterm else None
     try:
         run()
     except KeyboardInterrupt:

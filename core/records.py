@@ -82,13 +82,15 @@ def _parse(path: Path) -> tuple[Any, list[str] | None]:
     if not text.strip():
         raise DataError(path, None, "file is empty")
     check = _SURROGATE_ESCAPE.search(text) is not None  # the only way a lone surrogate gets in
+    lines = text.splitlines()
+    if path.suffix == ".jsonl":  # JSON Lines by name: one record a line, even when there is one line
+        return _parse_lines(path, lines, check)
     try:
         value = json.loads(text)
         if check:
             _check_text(value, path, None)
         return value, None
     except json.JSONDecodeError as whole_error:
-        lines = text.splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip())
         try:
             json.loads(lines[first])
@@ -97,6 +99,11 @@ def _parse(path: Path) -> tuple[Any, list[str] | None]:
             raise DataError(
                 path, f"line {whole_error.lineno} column {whole_error.colno}", f"malformed JSON: {whole_error.msg}"
             ) from None
+    return _parse_lines(path, lines, check)
+
+
+def _parse_lines(path: Path, lines: list[str], check: bool) -> tuple[list, list[str]]:
+    """JSON Lines records and their locations; `check`: look for lone-surrogate escapes."""
     records, wheres = [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -113,7 +120,7 @@ def _parse(path: Path) -> tuple[Any, list[str] | None]:
 
 
 def read_json(path: str | Path) -> tuple[Any, str]:
-    """Read a `.json`/`.jsonl` file holding one JSON value or JSON Lines.
+    """Read a `.json` file holding one JSON value or JSON Lines, or a `.jsonl` file (always JSON Lines).
 
     Returns the value (a list for JSON Lines) and the unit records are counted in ("record" for
     a JSON document, "line" for JSON Lines), so that errors can point at the right place.

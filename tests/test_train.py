@@ -2,6 +2,7 @@
 checkpoint names across runs, validation per dataset."""
 
 import json
+import signal
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from transformers import AutoModel
 
 import export
 from core.chains import ChainRecord, write_chains
-from core.cli import lightning_cli
+from core.cli import exit_code, lightning_cli
 from core.types import Triple
 from datamodules.aligner_datamodule import AlignerDataModule, collate
 from models.aligner import AlignerModule
@@ -176,6 +177,25 @@ def test_fast_dev_run_through_the_cli(inputs, tmp_path):
     assert cli.trainer.state.finished and cli.trainer.global_step == 1
     assert torch.isfinite(cli.trainer.callback_metrics["train/loss"])
     assert 0 < cli.trainer.callback_metrics["val/mrr"] <= 1
+
+
+def test_train_py_reports_bad_chains_in_one_line_and_leaves_sigterm_to_the_trainer(inputs, tmp_path, capsys,
+                                                                                  monkeypatch):
+    """train.py's entry: exit status 2 and the file, line and field, no traceback; SIGTERM keeps the
+    handler the Trainer composes with its own (it stops every DDP rank at the same step)."""
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    bad = tmp_path / "chains.jsonl"
+    bad.write_text(json.dumps({"question_id": "q1", "question": "x"}) + "\n")
+    handlers = []
+
+    def fit():
+        handlers.append(signal.getsignal(signal.SIGTERM))
+        lightning_cli(fit_args(inputs, tmp_path, "--data.chains", str(bad)))
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert exit_code(fit, sigterm=False) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: {bad}: line 1: missing field 'chain'"
+    assert handlers == [before]
 
 
 def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_run):

@@ -34,6 +34,20 @@ def test_malformed_jsonl_line_names_the_line(tmp_path):
     assert "q.jsonl: line 4: malformed JSON Lines record" in message
 
 
+def test_malformed_first_record_of_a_jsonl_file_names_its_line(tmp_path):
+    good = json.dumps(RECORD)
+    message = error_of(tmp_path, "hotpotqa", f"\n{good[:-1]}\n{good}\n", name="q.jsonl")
+    assert "q.jsonl: line 2: malformed JSON Lines record" in message  # not the whole text's error, on line 3
+
+
+def test_a_one_line_jsonl_corpus_is_one_passage_not_a_title_map(tmp_path):
+    (tmp_path / "passages.jsonl").write_text(json.dumps({"id": "p1", "title": "T", "text": "hello"}) + "\n")
+    (tmp_path / "q.jsonl").write_text(json.dumps({"id": "q1", "question": "x", "gold_passage_ids": ["p1"]}))
+    benchmark = load_benchmark("unified", tmp_path / "q.jsonl")
+    assert [(p.id, p.title, p.text) for p in benchmark.passages] == [("p1", "T", "hello")]
+    assert benchmark.questions[0].gold_passage_ids == ["p1"]
+
+
 def test_missing_field_names_record_and_field(tmp_path):
     record = {k: v for k, v in RECORD.items() if k != "answer"}
     assert error_of(tmp_path, "hotpotqa", [RECORD, record]).endswith("q.json: record 1: missing field 'answer'")
