@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field as dc_field
+from dataclasses import asdict, dataclass, field as dc_field, fields as dc_fields
 from pathlib import Path
 from typing import Any, Callable, Literal, get_args
 
@@ -191,8 +191,15 @@ def read_plain(record, path: Path, where: str) -> _Parsed:
     return _Parsed(question, where, gold=[(normalize_space(t), None) for t in titles])
 
 
+_QUESTION_FIELDS = [f.name for f in dc_fields(Question)]
+
+
 def read_unified(record, path: Path, where: str) -> _Parsed:
     """The project's own format: a `Question` as a dict (what `prepare.py data` writes)."""
+    if isinstance(record, dict) and (unknown := [k for k in record if k not in _QUESTION_FIELDS]):
+        # a misspelt optional field (`gold_ids`) would otherwise leave the question without gold passages
+        raise DataError(path, where, f"unknown field {unknown[0]!r}; a unified question has "
+                                     f"{', '.join(_QUESTION_FIELDS)}")
     question = Question(
         id=_str(record, "id", path, where),
         question=_str(record, "question", path, where),

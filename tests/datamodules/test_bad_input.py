@@ -48,6 +48,13 @@ def test_a_one_line_jsonl_corpus_is_one_passage_not_a_title_map(tmp_path):
     assert benchmark.questions[0].gold_passage_ids == ["p1"]
 
 
+def test_a_misspelt_unified_field_is_named_not_ignored(tmp_path):
+    (tmp_path / "passages.jsonl").write_text(json.dumps({"id": "p1", "title": "T", "text": "hello"}) + "\n")
+    message = error_of(tmp_path, "unified", json.dumps({"id": "q1", "question": "x", "gold_ids": ["p1"]}),
+                       name="q.jsonl")
+    assert message.startswith(f"{tmp_path / 'q.jsonl'}: line 1: unknown field 'gold_ids'; a unified question has id,")
+
+
 def test_missing_field_names_record_and_field(tmp_path):
     record = {k: v for k, v in RECORD.items() if k != "answer"}
     assert error_of(tmp_path, "hotpotqa", [RECORD, record]).endswith("q.json: record 1: missing field 'answer'")
