@@ -30,7 +30,7 @@ def build_parser() -> ArgumentParser:
 
 def export(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    folder = export_aligner(AlignerModule.load_from_checkpoint(args.ckpt_path, map_location="cpu"), args.output_dir)
+    folder = export_aligner(AlignerModule.from_checkpoint(args.ckpt_path), args.output_dir)
     print(f"exported to {folder}")
     if args.push_to_hub:
         print(f"pushed: {push_to_hub(folder, args.push_to_hub, token=args.token, private=args.private)}")

@@ -323,7 +323,7 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
     data = trained_datamodule(best)
     settings = yaml.safe_load(config.read_text())
     base = AlignerModule(**settings["model"]["init_args"]).encoder
-    trained = AlignerModule.load_from_checkpoint(best, map_location="cpu").encoder.eval()
+    trained = AlignerModule.from_checkpoint(best).encoder.eval()
     train_n, val_n = Counter(data.train_record_datasets), Counter(data.val_record_datasets)
     composition, rows = [], []
     flat = {"training.config": str(config.relative_to(ROOT)), "training.checkpoint": str(best.relative_to(ROOT)),
@@ -369,7 +369,7 @@ def run_ablation(config: Path, overlay: Path, recipe: dict, test_ids: dict, trai
     data = trained_datamodule(best)
     if data.test_ids != test_ids:
         raise RuntimeError(f"{overlay}: its test questions are not the recipe's (an overlay must not change the split)")
-    encoder = AlignerModule.load_from_checkpoint(best, map_location="cpu").encoder.eval()
+    encoder = AlignerModule.from_checkpoint(best).encoder.eval()
     name = overlay.stem
     flat = {f"ablation.{name}.config": str(overlay.relative_to(ROOT)),
             **{f"ablation.{name}.{k}": v for k, v in timing.items()},

@@ -55,9 +55,7 @@ class AlignerConfig(EncoderConfig):
 
     def build(self) -> Encoder:
         if self.name.endswith(".ckpt"):
-            if not Path(self.name).is_file():
-                raise FileNotFoundError(f"Aligner checkpoint {self.name!r} does not exist")
-            return AlignerModule.load_from_checkpoint(self.name, map_location="cpu").encoder.eval()
+            return AlignerModule.from_checkpoint(self.name).encoder.eval()
         return Encoder(self)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -15,6 +16,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalHitRate, RetrievalMRR
 from transformers import get_linear_schedule_with_warmup
 
+from core.records import DataError
 from losses import ChainContrastiveLoss, cached_loss
 from models.encoder import Encoder, EncoderConfig
 
@@ -237,3 +239,16 @@ class AlignerModule(L.LightningModule):
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.val_results = checkpoint.get("val_results", {})
         self.data_hparams = checkpoint.get("data_hparams", {})
+
+    @classmethod
+    def from_checkpoint(cls, path: str | os.PathLike) -> AlignerModule:
+        """The Aligner of a `train.py` checkpoint, on the CPU; a missing, truncated or foreign file is
+        refused in one line naming it (torch's own message for a truncated file suggests unsafe loading)."""
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"Aligner checkpoint '{path}' does not exist")
+        try:
+            return cls.load_from_checkpoint(path, map_location="cpu")
+        except Exception as error:
+            reason = " ".join(str(error).split()).split(". ")[0][:160]  # torch's first sentence says what failed
+            raise DataError(path, None, "not an Aligner checkpoint that train.py wrote, or a truncated one "
+                                        f"({type(error).__name__}: {reason})") from error

@@ -8,6 +8,7 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from core.records import DataError
 from models.aligner import AlignerModule
 from models.encoder import Encoder, EncoderConfig
 from models.export import export_aligner, model_card, push_to_hub
@@ -119,3 +120,11 @@ def test_export_writes_exactly_the_encoder_weights(tiny_model_dir, tmp_path, lor
     assert all(torch.equal(saved[k], expected[k].cpu()) for k in expected)
     reloaded = AutoModel.from_pretrained(tmp_path / "export").state_dict()  # transformers' own view agrees
     assert set(expected) <= set(reloaded) and all(torch.equal(reloaded[k], expected[k]) for k in expected)
+
+
+def test_a_missing_or_truncated_checkpoint_is_refused_naming_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="Aligner checkpoint '.*best.ckpt' does not exist"):
+        AlignerModule.from_checkpoint(tmp_path / "best.ckpt")
+    (tmp_path / "best.ckpt").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(DataError, match=r"best\.ckpt: not an Aligner checkpoint that train\.py wrote, or a truncated"):
+        AlignerModule.from_checkpoint(tmp_path / "best.ckpt")
