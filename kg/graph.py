@@ -36,7 +36,8 @@ class KnowledgeGraph:
         missing = self.store.missing(pids)
         if missing:
             if self.extractor is None:
-                raise KeyError(f"no stored triples for passage(s) {missing[:5]} and no extractor to make them")
+                raise KeyError(f"no stored triples in {self.store.folder} for {len(missing)} passage(s) (first: "
+                               f"{missing[:5]}) and no extractor to make them: build the KG with `prepare.py kg`")
             unknown = [pid for pid in missing if pid not in self.passages_by_id]
             if unknown:
                 raise KeyError(f"passage id(s) {unknown[:5]} are not in the corpus")

@@ -122,6 +122,11 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
         check_settings(record, settings, out, config.overwrite)
         done = set() if config.overwrite else _written_ids(out)
         todo = [q for q in benchmark.questions if q.id not in done]
+        if extractor is None and (missing := store.missing(p for q in todo for p in q.gold_passage_ids)):
+            first = next(q for q in todo if missing[0] in q.gold_passage_ids)
+            raise DataError(config.kg_store, None, f"{len(missing)} gold passages of the questions to write have no "
+                                                   f"triples (first: {missing[0]}, of question {first.id}): build "
+                                                   "the KG of these questions first with `prepare.py kg`")
         retriever = None
         if todo:
             retriever = make_retriever(config.retriever,

@@ -277,7 +277,7 @@ def test_negatives_from_the_store_search_only_the_passages_with_triples(tmp_path
         store.add(pid, triples)
     config = ChainsConfig(data=data, kg_store=str(tmp_path / "kg"), output=str(tmp_path / "chains.jsonl"),
                           k0=3, index_cache_dir=None)
-    with pytest.raises(KeyError, match="no stored triples for passage"):
+    with pytest.raises(KeyError, match=r"no stored triples in .*kg for 1 passage\(s\) \(first: \['C'\]\)"):
         build_chains_file(config)  # C is retrieved, and nothing can extract it
     config.negatives_from = "store"
     config.overwrite = True
@@ -289,8 +289,9 @@ def test_negatives_from_the_store_search_only_the_passages_with_triples(tmp_path
     empty = ChainsConfig(data=data, kg_store=str(tmp_path / "empty"), output=str(tmp_path / "other.jsonl"),
                          negatives_from="store", index_cache_dir=None)
     KGStore(tmp_path / "empty")
-    with pytest.raises(DataError, match="empty: the KG store holds none of the corpus passages"):
-        build_chains_file(empty)
+    with pytest.raises(DataError, match="empty: 2 gold passages of the questions to write have no triples "
+                                        r"\(first: A, of question q1\): build the KG"):
+        build_chains_file(empty)  # said before an index is built
 
 
 @pytest.mark.integration
