@@ -1,7 +1,6 @@
 """benchmarks/kirag_eval.py evaluates each part on questions its Aligner never trained on."""
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -42,9 +41,8 @@ def test_test_questions_outside_what_the_part_loads_are_refused(demo_part, monke
         kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)
 
 
-@pytest.mark.skipif(not Path(kirag_eval.IRCOT.questions).exists(),
-                    reason="../shared/data/hotpotqa/ircot_dev_500.jsonl is absent")
-def test_the_ircot_test_split_is_evaluated_over_the_contexts_its_kg_covers(monkeypatch, tmp_path):
+@pytest.mark.integration
+def test_the_ircot_test_split_is_evaluated_over_the_contexts_its_kg_covers(shared_data, monkeypatch, tmp_path):
     """ircot's corpus is its questions' contexts: the test split (the first 100) keeps those 1,000 passages,
     the corpus of configs/kg/hotpotqa_ircot_dev_100.yaml, not the 4,858 of all 500 questions."""
     monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
