@@ -82,15 +82,15 @@ def _parse(path: Path) -> tuple[Any, list[str] | None]:
     if not text.strip():
         raise DataError(path, None, "file is empty")
     check = _SURROGATE_ESCAPE.search(text) is not None  # the only way a lone surrogate gets in
-    lines = text.splitlines()
     if path.suffix == ".jsonl":  # JSON Lines by name: one record a line, even when there is one line
-        return _parse_lines(path, lines, check)
+        return _parse_lines(path, text.splitlines(), check)
     try:
         value = json.loads(text)
         if check:
             _check_text(value, path, None)
         return value, None
     except json.JSONDecodeError as whole_error:
+        lines = text.splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip())
         try:
             json.loads(lines[first])
@@ -186,10 +186,13 @@ def complete_log(path: str | Path) -> bytes:
 
 def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, list]:
     """(training, held-out) records, one record per question: a seeded shuffle picks `fraction` of
-    them (at least one when `fraction` > 0, never all), and both keep the input order."""
+    them (at least one when `fraction` > 0, never all unless `fraction` is 1), and both keep the input order."""
     order = list(range(len(records)))
     random.Random(seed).shuffle(order)
-    n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
+    if fraction >= 1:
+        n_val = len(records)
+    else:
+        n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
     held_out = set(order[:n_val])
     return [r for i, r in enumerate(records) if i not in held_out], [r for i, r in enumerate(records) if i in held_out]
 

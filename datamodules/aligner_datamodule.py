@@ -338,12 +338,10 @@ class AlignerDataModule(L.LightningDataModule):
         val: list[tuple[str, ChainRecord]] = []
         test_ids: dict[str, list[str]] = {}
         for name, path in self.datasets.items():
-            records = read_chains(path)
-            if self.test_fractions[name] == 1:  # a test set only
-                test_ids[name] = [r.question_id for r in records]
-                continue
-            records, test = split_held_out(records, self.test_fractions[name], self.hparams.seed)
+            records, test = split_held_out(read_chains(path), self.test_fractions[name], self.hparams.seed)
             test_ids[name] = [r.question_id for r in test]
+            if not records:  # a test set only (test_fraction 1)
+                continue
             records = self.usable(records)
             if self.val_files:
                 held_out = self.usable(read_chains(self.val_files[name])) if name in self.val_files else []
