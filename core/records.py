@@ -191,8 +191,10 @@ def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, lis
     random.Random(seed).shuffle(order)
     if fraction >= 1:
         n_val = len(records)
+    elif fraction > 0:
+        n_val = min(len(records) - 1, max(1, round(fraction * len(records))))
     else:
-        n_val = min(len(records) - 1, max(1, round(fraction * len(records)))) if fraction > 0 else 0
+        n_val = 0
     held_out = set(order[:n_val])
     return [r for i, r in enumerate(records) if i not in held_out], [r for i, r in enumerate(records) if i in held_out]
 
