@@ -1,6 +1,7 @@
 """KiRAG against single-shot dense retrieval on held-out MuSiQue questions and HotpotQA.
 
-    python benchmarks/kirag_eval.py [--parts musique musique_own hotpotqa hotpotqa_ircot] [--constructor_questions N]
+    python benchmarks/kirag_eval.py [--parts musique musique_own hotpotqa hotpotqa_ircot hotpotqa_ircot_full]
+        [--constructor_questions N]
 
 Methods, all over the same dense MiniLM retriever (K0 = 10, N = 20, L = 5), all answered by the
 packaged Qwen2.5-0.5B reader from their top 3 passages (but one, below):
@@ -38,6 +39,11 @@ the questions the Aligner's chains files hold. Each part's KG must cover its who
   questions 101-500 only and tests on these, its `hotpotqa_ircot_dev_100` dataset) over the union of
   their contexts (1,000 passages), this project's triples:
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml
+- `hotpotqa_ircot_full`: the same 100 questions over the whole corpus of the 500 (4,858 passages), closer to
+  the paper's open-corpus setting: the contexts of questions 101-500 are distractors. Its KG is the one the
+  Aligner's ircot training chains were built over (their negatives come from it, their positives only from
+  the gold passages of questions 101-500):
+    python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_500.yaml
 
 Every run goes through `evaluation.runner` (what `evaluate.py` calls) and resumes: a rerun only
 recomputes the timing. Runs go to runs/bench/kirag/<training run folder>-<the checkpoint's content
@@ -81,6 +87,8 @@ HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train
                       str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
 # the first 100 questions over their contexts: the corpus of its KG and of the Aligner's test-only dataset
 IRCOT = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), limit=100)
+# all 500 questions over the union of their contexts; the part keeps the Aligner's test questions (the first 100)
+IRCOT_ALL = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,10 @@ PARTS = {
     "hotpotqa_ircot": Part(IRCOT, "runs/kg/hotpotqa_ircot_dev_100", "configs/kg/hotpotqa_ircot_dev_100.yaml",
                            "hotpotqa_ircot_dev_100", "HotpotQA ircot_dev_500 (dev) over the contexts of the "
                            "questions evaluated, this project's triples"),
+    "hotpotqa_ircot_full": Part(IRCOT_ALL, "runs/kg/hotpotqa_ircot_dev_500_full",
+                                "configs/kg/hotpotqa_ircot_dev_500.yaml", "hotpotqa_ircot_dev_100",
+                                "HotpotQA ircot_dev_500 (dev), the same questions as hotpotqa_ircot over the "
+                                "whole corpus of the 500 questions (4,858 passages), this project's triples"),
 }
 COLUMNS = ["questions set", "method", "questions"] + [f"recall@{k}" for k in RECALL_KS] + [
     "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI", "answer_in_context@5", "em", "em 95% CI",

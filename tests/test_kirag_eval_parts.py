@@ -42,14 +42,17 @@ def test_test_questions_outside_what_the_part_loads_are_refused(demo_part, monke
 
 
 @pytest.mark.integration
-def test_the_ircot_test_split_is_evaluated_over_the_contexts_its_kg_covers(shared_data, monkeypatch, tmp_path):
-    """ircot's corpus is its questions' contexts: the test split (the first 100) keeps those 1,000 passages,
-    the corpus of configs/kg/hotpotqa_ircot_dev_100.yaml, not the 4,858 of all 500 questions."""
+@pytest.mark.parametrize(("part", "passages"), [("hotpotqa_ircot", 1000), ("hotpotqa_ircot_full", 4858)])
+def test_the_ircot_test_split_is_evaluated_over_the_corpus_its_kg_covers(shared_data, monkeypatch, tmp_path, part,
+                                                                         passages):
+    """ircot's corpus is its questions' contexts: the test split (the first 100) keeps those 1,000 passages
+    (configs/kg/hotpotqa_ircot_dev_100.yaml) in `hotpotqa_ircot`, and all 500 questions' 4,858
+    (configs/kg/hotpotqa_ircot_dev_500.yaml) in `hotpotqa_ircot_full`."""
     monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
     first = [q.id for q in kirag_eval.IRCOT.load().questions]
-    evaluated = kirag_eval.evaluated_questions("hotpotqa_ircot", aligner_data({"hotpotqa_ircot_dev_100": first}), 100)
+    evaluated = kirag_eval.evaluated_questions(part, aligner_data({"hotpotqa_ircot_dev_100": first}), 100)
     benchmark = evaluated.load()
-    assert [q.id for q in benchmark.questions] == first and len(benchmark.passages) == 1000
+    assert [q.id for q in benchmark.questions] == first and len(benchmark.passages) == passages
 
 
 def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(demo_part):
