@@ -85,10 +85,10 @@ MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_10
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
                       str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
-# the first 100 questions over their contexts: the corpus of its KG and of the Aligner's test-only dataset
-IRCOT = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), limit=100)
 # all 500 questions over the union of their contexts; the part keeps the Aligner's test questions (the first 100)
 IRCOT_ALL = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"))
+# the first 100 questions over their contexts: the corpus of its KG and of the Aligner's test-only dataset
+IRCOT = replace(IRCOT_ALL, limit=100)
 
 
 @dataclass(frozen=True)
