@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["compare"]:
         parser = ArgumentParser(prog="evaluate.py compare", description=compare.__doc__, exit_on_error=False)
-        parser.add_argument("runs", type=str, nargs="+", help="output folders of finished runs")
+        parser.add_argument("runs", type=str, nargs="+",
+                            help="output folders of finished runs, or their per-question scores files (*.jsonl.gz)")
         parser.add_argument("--output_dir", type=str, required=True)
         args = parser.parse_args(argv[1:])
         return exit_code(lambda: compare(args.runs, args.output_dir))

@@ -347,7 +347,7 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
         for metric in ("mrr", "r@1", "r@5"):
             row[f"{metric} before"], row[f"{metric} after"] = before[metric], after[metric]
         for metric in ("mrr", "r@5"):
-            _, row[f"{metric} p"] = paired_test(before["per question"][metric], after["per question"][metric])
+            row[f"{metric} p"] = paired_test(before["per question"][metric], after["per question"][metric]).p
         rows.append(row)
         flat.update({f"ranking.{name}.{k}": v for k, v in row.items() if k != "dataset"})
     for row in composition:
@@ -383,8 +383,8 @@ def run_ablation(config: Path, overlay: Path, recipe: dict, test_ids: dict, trai
                "trained on (recipe)": trained_on, "trained on (ablation)": len(data.train_records)}
         for metric in ("mrr", "r@5"):
             row[f"{metric} recipe"], row[f"{metric} ablation"] = recipe[dataset][metric], ablated[metric]
-            _, row[f"{metric} p"] = paired_test(recipe[dataset]["per question"][metric],
-                                               ablated["per question"][metric])
+            row[f"{metric} p"] = paired_test(recipe[dataset]["per question"][metric],
+                                             ablated["per question"][metric]).p
         rows.append(row)
         flat.update({f"ablation.{name}.{dataset}.{k}": v for k, v in row.items()
                      if k not in ("ablation", "dataset", "trained on (recipe)", "trained on (ablation)")})

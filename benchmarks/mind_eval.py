@@ -43,7 +43,7 @@ from core.records import split_held_out  # noqa: E402
 from datamodules.loaders import DataConfig  # noqa: E402
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces  # noqa: E402
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig  # noqa: E402
-from evaluation.report import compare, markdown_table  # noqa: E402
+from evaluation.report import compare, cost_table, headline_table, markdown_table, significance_table  # noqa: E402
 from evaluation.runner import evaluate  # noqa: E402
 from evaluation.stats import p_text  # noqa: E402
 from models.trigger_calibrator import TriggerCalibrator, attention_key  # noqa: E402
@@ -56,11 +56,6 @@ DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"),
 ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"
 VAL_FRACTION, SEED = 0.2, 0
 METHODS = ("fixed_interval", "dragin", "dragin_median", "mind_hand_set", "mind_calibrated", "kirag_mind")
-COLUMNS = ["method", "questions", "em", "em 95% CI", "f1", "f1 95% CI", "em vs first (p)", "f1 vs first (p)",
-           "recall@5", "recall@5 95% CI", "answer_in_context@3", "answer_in_context@3 95% CI",
-           "answer_in_context@3 vs first (p)", "passages_retrieved", "recall@retrieved", "retrieval_calls",
-           "calls vs fixed interval", "llm_calls", "seconds_per_question"]
-
 
 def paths(attention: str) -> tuple[Path, Path]:
     """The traces (both attention kinds) and the calibrated parameters of `attention`."""
@@ -160,18 +155,26 @@ def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: di
                 triggers: list[dict]) -> None:
     """The calibration's `preamble` and `flat` figures, then the methods side by side on the questions
     done, and what each spends and gains against fixed interval."""
-    rows = compare([c.output_dir for c in configs.values()], str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
+    result = compare([c.output_dir for c in configs.values()],
+                     str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
+    rows, tests = result["runs"], {t["method"]: t for t in result["paired"] if t["metric"] == "f1"}
     fixed = rows[0]
     for row in rows:
         row["calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)
+        row["f1 test"] = tests.get(row["method"])
     done = int(fixed["questions"])
     so_far = f" (of a run of {args.questions}, cut short)" if done < args.questions else ""
+    labelled = [(row["method"], row) for row in rows]
     markdown = (preamble + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
                 "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
-                "EM, F1 and recall in %, with 95% bootstrap intervals; paired tests against fixed interval on the "
-                f"same questions (difference in points, p-value). Machine: {machine()}.\n\n"
-                + markdown_table(rows, COLUMNS) + against_fixed_interval(rows, triggers))
-    flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
+                f"EM, F1 and recall in %, with 95% BCa bootstrap intervals. Machine: {machine()}.\n\n"
+                + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
+                + "\n### Paired against fixed interval\n\nSign-flip tests on the same questions, differences in points, "
+                f"p adjusted by Holm over the {len(result['paired'])} comparisons.\n\n"
+                + significance_table(result["paired"]) + against_fixed_interval(rows, triggers))
+    flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items()
+                   if isinstance(v, int | float)}
+    flat |= {f"paired.{i}.{field}": value for i, test in enumerate(result["paired"]) for field, value in test.items()}
     write_results("mind_eval", markdown, {"setup": markdown.split("\n\n")[1], **flat})
 
 
@@ -180,12 +183,13 @@ def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
     first row), with the paired test; then how well the calibrated trigger ranks held-out sentences."""
     fixed, lines = rows[0], []
     for row in rows[1:]:
-        diff, p = row["f1_diff"], row["f1_p"]
-        side = "not significantly different from" if p >= 0.05 else "below" if diff < 0 else "above"
+        test = row["f1 test"]
+        diff, p = test["difference"], test["p (Holm)"]
+        side = {"ahead": "above", "behind": "below"}.get(test["verdict"], "not significantly different from")
         lines.append(f"- {row['method']}: {row['calls vs fixed interval']:.2f}× fixed interval's retrieval calls "
                      f"({row['retrieval_calls']:.2f} against {fixed['retrieval_calls']:.2f} a question), at an F1 "
-                     f"{side} its ({100 * row['f1']:.1f} against {100 * fixed['f1']:.1f}, {100 * diff:+.1f} points, "
-                     f"p {'= ' * (p > 0)}{p_text(p)}; recall@5 {100 * row['recall@5']:.1f} against "
+                     f"{side} its ({100 * row['f1']:.1f} against {100 * fixed['f1']:.1f}, {diff:+.1f} points, "
+                     f"Holm-adjusted p {'= ' * (p >= 0.001)}{p_text(p)}; recall@5 {100 * row['recall@5']:.1f} against "
                      f"{100 * fixed['recall@5']:.1f}).")
     calibrated = next(t for t in triggers if t["trigger"] == "calibrated")
     lines.append(f"- The calibrated trigger ranks the held-out traced sentences at AUROC {calibrated['AUROC']:.3f} "

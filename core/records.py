@@ -3,6 +3,7 @@ writing files so that a crash never leaves half of one."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
@@ -215,13 +216,18 @@ def content_digest(path: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write `path` whole or not at all: a temporary file beside it, synced, then renamed over it."""
+def write_atomic(path: str | Path, text: str, compress: bool = False) -> None:
+    """Write `path` whole or not at all: a temporary file beside it, synced, then renamed over it.
+    `compress`: gzip, with no name or time in its header, so the same text gives the same bytes."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            if compress:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as packed:
+                    packed.write(text.encode("utf-8"))
+            else:
+                f.write(text.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -1,10 +1,17 @@
-"""Result tables: one run's `metrics.md`, and `compare`, which puts finished runs side by side, each
-tested figure with its 95% interval and a paired test against the first run, with a plot of
-recall@k against k."""
+"""Result tables: one run's `metrics.md`, and `compare`, which puts runs side by side.
+
+Three tables, each column in one number format:
+- headline: R@5 with its 95% interval, R@10, EM, F1, retrieval calls and seconds per question;
+- cost: what each method spent (passages retrieved and their recall, calls, Constructor fallbacks);
+- significance: paired sign-flip tests on the questions both runs scored, their p-values adjusted
+  by Holm over the table's family of comparisons; the verdict reads the adjusted p-value.
+Figures come from per-question scores (`evaluation.scores`), so a committed scores file reproduces them.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import matplotlib
@@ -13,17 +20,22 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 
 from core.records import write_atomic  # noqa: E402
-from evaluation.config import EvalConfig, read_run_config  # noqa: E402
-from datamodules.loaders import Benchmark  # noqa: E402
-from evaluation.metrics import CONTEXT_KS, RECALL_KS, TESTED, question_scores  # noqa: E402
-from evaluation.predictions import read_predictions  # noqa: E402
-from evaluation.stats import p_text, paired_test  # noqa: E402
+from evaluation.config import EvalConfig  # noqa: E402
+from evaluation.metrics import RECALL_KS, TESTED  # noqa: E402
+from evaluation.scores import SCORES_NAME, ScoredRun, read_run, write_scores  # noqa: E402
+from evaluation.stats import holm, p_text, paired_test, verdict  # noqa: E402
+
+MISSING = "–"
+PERCENT = ("recall", "answer_in_context", "em", "f1")
 
 
 def markdown_table(rows: list[dict], columns: list[str]) -> str:
-    """A markdown table; figures in [0, 1] named recall/em/f1 are shown as percentages."""
+    """A markdown table; floats named recall/answer_in_context/em/f1 are shown as percentages with one
+    decimal, other floats with three significant digits, None as a dash (missing)."""
     def cell(key, value):
-        if isinstance(value, float) and key.split("@")[0] in ("recall", "answer_in_context", "em", "f1"):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return MISSING
+        if isinstance(value, float) and key.split("@")[0] in PERCENT:
             return f"{100 * value:.1f}"
         return f"{value:.3g}" if isinstance(value, float) else str(value)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -31,94 +43,134 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def interval(row: dict, name: str) -> str:
-    """A 95% interval kept in a row as `{name}_low` / `{name}_high`, in % like the figure itself."""
-    return f"{100 * row[f'{name}_low']:.1f}-{100 * row[f'{name}_high']:.1f}" if f"{name}_low" in row else ""
+def _percent(value: float | None) -> str:
+    return MISSING if value is None or math.isnan(value) else f"{100 * value:.1f}"
 
 
-def report_columns(rows: list[dict]) -> list[str]:
-    """The columns of a results table: each tested figure followed by its 95% interval, and (when
-    runs are compared) its paired difference from the first run with the test's p-value."""
-    columns = ["method", "questions", "questions_with_gold"]
-    for k in RECALL_KS:
-        columns.append(f"recall@{k}")
-        if f"recall@{k}" in TESTED:
-            columns.append(f"recall@{k} 95% CI")
-    for k in CONTEXT_KS:
-        if any(f"answer_in_context@{k}" in r for r in rows):
-            columns.append(f"answer_in_context@{k}")
-            if f"answer_in_context@{k}" in TESTED:
-                columns.append(f"answer_in_context@{k} 95% CI")
-    for name in ("em", "f1"):
-        if any(name in r for r in rows):
-            columns += [name, f"{name} 95% CI"]
-    columns += [f"{name} vs first (p)" for name in TESTED if any(f"{name} vs first (p)" in r for r in rows)]
-    return columns + ["passages_retrieved", "recall@retrieved", "retrieval_calls", "llm_calls", "seconds_per_question"]
+def _with_interval(metrics: dict, name: str) -> str:
+    value = metrics.get(name)
+    if value is None or f"{name}_low" not in metrics:
+        return _percent(value)
+    return f"{_percent(value)} ({_percent(metrics[f'{name}_low'])}–{_percent(metrics[f'{name}_high'])})"
 
 
-def with_intervals(row: dict) -> dict:
-    return row | {f"{name} 95% CI": interval(row, name) for name in TESTED if f"{name}_low" in row}
+def _number(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.2f}"
 
 
-def write_report(config: EvalConfig, metrics: dict[str, float], out: Path) -> None:
-    """`metrics.json` and `metrics.md` of one run, and its table on stdout."""
+def headline_table(labelled: list[tuple[str, dict]]) -> str:
+    """(method, its metrics) rows: questions (and how many have gold passages, which recall averages
+    over), R@5 (95% CI), R@10, EM, F1, retrieval calls, s/question."""
+    rows = [{"method": method, "questions": str(m["questions"]), "with gold passages": str(m["questions_with_gold"]),
+             "R@5 (95% CI)": _with_interval(m, "recall@5"),
+             "R@10": _percent(m.get("recall@10")), "EM": _percent(m.get("em")), "F1": _percent(m.get("f1")),
+             "retrieval calls": _number(m.get("retrieval_calls")), "s/question": _number(m.get("seconds_per_question"))}
+            for method, m in labelled]
+    return markdown_table(rows, list(rows[0]))
+
+
+def cost_table(labelled: list[tuple[str, dict]]) -> str:
+    """(method, its metrics) rows: what each spent for its answers."""
+    rows = [{"method": method, "passages retrieved": _number(m.get("passages_retrieved")),
+             "recall@retrieved": _percent(m.get("recall@retrieved")),
+             "answer in top 3": _percent(m.get("answer_in_context@3")),
+             "retrieval calls": _number(m.get("retrieval_calls")), "LLM calls": _number(m.get("llm_calls")),
+             "Constructor fallbacks": _number(m.get("constructor_fallbacks")),
+             "s/question": _number(m.get("seconds_per_question"))} for method, m in labelled]
+    return markdown_table(rows, list(rows[0]))
+
+
+def significance(family: list[tuple[ScoredRun, ScoredRun, str]]) -> list[dict]:
+    """Paired tests of (run, against, metric) comparisons, one family: each on the questions where both
+    runs have the metric (a comparison with none is left out of the family), its p-value adjusted by
+    Holm over the family, and the verdict from the adjusted p-value. Differences are in points."""
+    rows = []
+    for run, against, metric in family:
+        common = [q for q, row in against.scores.items()
+                  if row.get(metric) is not None and run.scores.get(q, {}).get(metric) is not None]
+        if not common:
+            continue
+        test = paired_test([against.scores[q][metric] for q in common], [run.scores[q][metric] for q in common])
+        rows.append({"method": run.method, "against": against.method, "metric": metric, "questions": test.n,
+                     "difference": 100 * test.diff, "low": 100 * test.low, "high": 100 * test.high,
+                     "p": test.p, "exact": test.exact})
+    for row, adjusted in zip(rows, holm([r["p"] for r in rows]), strict=True):
+        row["p (Holm)"] = adjusted
+        row["verdict"] = verdict(row["difference"], adjusted)
+    return rows
+
+
+def significance_table(rows: list[dict]) -> str:
+    shown = [{"method": r["method"], "against": r["against"], "metric": r["metric"], "questions": str(r["questions"]),
+              "difference (95% CI)": f"{r['difference']:+.1f} ({r['low']:+.1f}, {r['high']:+.1f})",
+              "p": p_text(r["p"]), "p (Holm)": p_text(r["p (Holm)"]), "verdict": r["verdict"]} for r in rows]
+    return markdown_table(shown, list(shown[0])) if shown else "No comparison could be made.\n"
+
+
+def write_report(config: EvalConfig, run: ScoredRun, out: Path) -> dict:
+    """`metrics.json`, `metrics.md` and the per-question `scores.jsonl.gz` of one run, and its table on
+    stdout; returns the metrics."""
+    metrics = run.summary()
     write_atomic(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    rows = [with_intervals({"method": config.label(), **metrics})]
-    table = markdown_table(rows, report_columns(rows))
-    write_atomic(out / "metrics.md", f"# {config.data.questions}\n\nRecall, EM and F1 in %.\n\n{table}")
+    write_scores(run, out / SCORES_NAME)
+    labelled = [(config.label(), metrics)]
+    table = headline_table(labelled)
+    write_atomic(out / "metrics.md", f"# {config.data.questions}\n\nRecall, EM and F1 in %; 95% BCa bootstrap "
+                                     f"interval over questions.\n\n{table}\n{cost_table(labelled)}")
     print(table)
+    return metrics
 
 
-def run_scores(benchmark: Benchmark, run: Path, limit: int | None = None) -> dict[str, dict[str, float]]:
-    """Per question id, the scores of a run (its predictions against its data's gold), on its data's
-    first `limit` questions when given (those its metrics cover)."""
-    predictions = read_predictions(run / "predictions.jsonl")
-    questions = [q for q in benchmark.questions[:limit] if q.id in predictions]
-    return question_scores(Benchmark(questions, benchmark.passages), [predictions[q.id] for q in questions])
+def paired_questions(runs: list[ScoredRun]) -> str:
+    """A note on the runs that lack some of the first run's questions (so pair on fewer), or ''; runs
+    that share none of them, or that ran over another corpus, are refused."""
+    first, notes = runs[0], []
+    for run in runs[1:]:
+        if run.corpus != first.corpus:
+            raise ValueError(f"{run.source} was scored over another corpus than {first.source} (corpus digest "
+                             f"{run.corpus} against {first.corpus}): its questions cannot be paired")
+        shared = len(first.scores.keys() & run.scores.keys())
+        if not shared:
+            raise ValueError(f"{run.source} shares no question with {first.source}: nothing can be paired")
+        if shared < max(len(first.scores), len(run.scores)):
+            notes.append(f"{run.method} ({run.source}) has {len(run.scores)} questions and {first.method} "
+                         f"{len(first.scores)}: their paired tests use the {shared} both scored.")
+    return " ".join(notes)
 
 
-def paired_with(first: dict[str, dict[str, float]], other: dict[str, dict[str, float]]) -> dict:
-    """`{name} vs first (p)`: the paired difference (points) from the first run on the questions both
-    scored, and its paired-bootstrap p-value; also kept flat as `{name}_diff` / `{name}_p`."""
-    out = {}
-    for name in TESTED:
-        common = [q for q in first if name in first[q] and name in other.get(q, {})]
-        if common:
-            diff, p = paired_test([first[q][name] for q in common], [other[q][name] for q in common])
-            out |= {f"{name}_diff": diff, f"{name}_p": p, f"{name} vs first (p)": f"{100 * diff:+.1f} ({p_text(p)})"}
-    return out
-
-
-def compare(run_dirs: list[str], output_dir: str) -> list[dict]:
-    """Runs with metrics side by side: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`."""
-    rows, scores, loaded = [], [], {}
-    for run in map(Path, run_dirs):
-        run_file, metrics_file = run / "run.json", run / "metrics.json"
-        for needed in (run_file, metrics_file):
-            if not needed.is_file():
-                raise FileNotFoundError(f"{needed} does not exist: {run} is not an evaluate.py run with metrics")
-        config, metrics = read_run_config(run_file), json.loads(metrics_file.read_text())
-        rows.append(with_intervals({"method": config.label(), "data": config.data.questions, "run": str(run),
-                                    **metrics}))
-        data = repr(config.data)  # runs on the same data load it once
-        loaded[data] = loaded.get(data) or config.data.load()
-        scores.append(run_scores(loaded[data], run, int(metrics["questions"])))
-    for row, own in zip(rows[1:], scores[1:]):
-        row |= paired_with(scores[0], own)
+def compare(run_paths: list[str], output_dir: str) -> dict[str, list[dict]]:
+    """Runs (evaluate.py output folders or scores files) side by side, each tested figure paired against
+    the first run: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`. Returns what
+    `comparison.json` holds: `runs` (each run's figures) and `paired` (the tests, Holm-adjusted)."""
     out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--output_dir {out} is a file, not a folder")
+    runs = [read_run(path) for path in run_paths]
+    note = paired_questions(runs)
+    summaries = [run.summary() for run in runs]
+    labelled = [(run.method, s) for run, s in zip(runs, summaries)]
+    tests = significance([(run, runs[0], metric) for run in runs[1:] for metric in TESTED])
     out.mkdir(parents=True, exist_ok=True)
-    table = markdown_table(rows, report_columns(rows))
-    datasets = sorted({"/".join(Path(r["data"]).parts[-2:]) for r in rows})
-    write_atomic(out / "comparison.md", f"# {', '.join(datasets)}\n\nRecall, EM and F1 in %.\n\n{table}")
-    write_atomic(out / "comparison.json", json.dumps(rows, indent=2) + "\n")
+    text = (f"# {', '.join(dict.fromkeys(r.source for r in runs))}\n\nRecall, EM and F1 in %; 95% BCa bootstrap "
+            f"interval over questions.\n\n{headline_table(labelled)}\n## Cost\n\n{cost_table(labelled)}")
+    if len(runs) > 1:
+        text += (f"\n## Paired against {runs[0].method}\n\nSign-flip tests on the questions both scored; "
+                 f"differences in points; p adjusted by Holm over the {len(tests)} comparisons of this table. "
+                 f"{note}\n\n{significance_table(tests)}")
+    write_atomic(out / "comparison.md", text)
+    result = {"runs": [{"method": run.method, "source": run.source, **s} for run, s in zip(runs, summaries)],
+              "paired": tests}
+    write_atomic(out / "comparison.json", json.dumps(result, indent=2) + "\n")
     figure, axes = plt.subplots(figsize=(6, 4))
-    for row in rows:
-        axes.plot(RECALL_KS, [100 * row[f"recall@{k}"] for k in RECALL_KS], marker="o", label=row["method"])
-    axes.set(xlabel="k (passages)", ylabel="recall@k (%)", xticks=RECALL_KS, title=", ".join(datasets))
+    for run, s in zip(runs, summaries):
+        if s.get("recall@1") is not None:  # no gold passages: no recall to draw
+            axes.plot(RECALL_KS, [100 * s[f"recall@{k}"] for k in RECALL_KS], marker="o", label=run.method)
+    axes.set(xlabel="k (passages)", ylabel="recall@k (%)", xticks=RECALL_KS)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
+    if axes.lines:
+        axes.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(out / "recall_at_k.png", dpi=120)
     plt.close(figure)
-    print(table)
-    return rows
+    print(text)
+    return result

@@ -1,7 +1,7 @@
 """The resumable evaluation run: predictions are appended and fsynced as they are made, so a run
 started again with the same config and the same input files resumes where it stopped; then metrics
 and the report. `run.json` (the config, and the content digests of the files it names),
-`metrics.json` and `metrics.md` are written whole (temporary file, then rename)."""
+`metrics.json`, `metrics.md` and the per-question `scores.jsonl.gz` are written whole (temporary file, then rename)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from core.types import Question
 from datamodules.loaders import Benchmark
 from evaluation.config import EvalConfig, run_config
 from evaluation.factory import build_method
-from evaluation.metrics import RECALL_KS, compute_metrics, recall_at_k
+from evaluation.metrics import RECALL_KS, recall_at_k
 from evaluation.predictions import read_predictions
 from evaluation.report import write_report
+from evaluation.scores import SCORES_NAME, scored_run
 from inference.methods import Method, Prediction
 
 
@@ -95,15 +96,15 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
         questions = benchmark.questions[:until]
         todo = [q for q in questions if q.id not in done]
         method = build_method(config, benchmark) if todo else None
-        stale = ["metrics.json", "metrics.md"] + (["predictions.jsonl"] if config.overwrite else [])
+        stale = ["metrics.json", "metrics.md", SCORES_NAME] + (["predictions.jsonl"] if config.overwrite else [])
         for name in stale if todo else []:
             (out / name).unlink(missing_ok=True)
         write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs}, indent=2))
         if method is not None:
             _predict(method, todo, benchmark, config, done, pred_file)
-        metrics = compute_metrics(Benchmark(questions, benchmark.passages), [done[q.id] for q in questions])
-        write_report(config, metrics, out)
-    return metrics
+        run = scored_run(config.label(), Benchmark(questions, benchmark.passages), [done[q.id] for q in questions],
+                         str(out))
+        return write_report(config, run, out)
 
 
 def _predict(method: Method, todo: list[Question], benchmark: Benchmark, config: EvalConfig,

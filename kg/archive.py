@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from core.records import write_atomic
 from kg.store import Entry, KGStore, parse_record, record_line
 
 TRIPLES_NAME = "triples.jsonl.gz"
@@ -83,10 +84,7 @@ def save_archive(
         triples, rejected, source = store.get(pid), store.rejected(pid), store.source(pid)
         entries[pid] = (record_line(pid, triples, rejected, source).rstrip("\n"), (pid, triples, rejected), source)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / (TRIPLES_NAME + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-        f.write(("\n".join(line for line, _, _ in entries.values()) + "\n").encode("utf-8"))
-    os.replace(tmp, folder / TRIPLES_NAME)
+    write_atomic(folder / TRIPLES_NAME, "\n".join(line for line, _, _ in entries.values()) + "\n", compress=True)
 
     provenance_path = folder / PROVENANCE_NAME
     provenance = json.loads(provenance_path.read_text()) if provenance_path.exists() else {"history": []}

@@ -270,16 +270,23 @@ def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):
     assert main(["--data.limit", "3", "--output_dir", str(rag), "--index.cache_dir", str(tmp_path / "idx")]) == 0
     assert main(kirag_args + ["--output_dir", str(kirag), "--name", "mine"]) == 0
     assert main(["compare", str(rag), str(kirag), "--output_dir", str(out)]) == 0
-    rows = json.loads((out / "comparison.json").read_text())
+    result = json.loads((out / "comparison.json").read_text())
+    rows, paired = result["runs"], result["paired"]
     assert [r["method"] for r in rows] == ["rag (bm25)", "mine"]
     assert rows[1]["recall@5"] == run_files(kirag)[0]["recall@5"]
-    assert rows[1]["recall@5_diff"] == pytest.approx(rows[1]["recall@5"] - rows[0]["recall@5"])  # paired, same questions
-    assert 0 <= rows[1]["recall@5_p"] <= 1 and "recall@5_p" not in rows[0]
+    by_metric = {t["metric"]: t for t in paired}
+    assert by_metric["recall@5"]["questions"] == 3  # paired, same questions
+    assert by_metric["recall@5"]["difference"] == pytest.approx(100 * (rows[1]["recall@5"] - rows[0]["recall@5"]))
+    assert 0 < by_metric["recall@5"]["p"] <= by_metric["recall@5"]["p (Holm)"] <= 1
     assert rows[0]["recall@5_low"] <= rows[0]["recall@5"] <= rows[0]["recall@5_high"]
     assert rows[1]["passages_retrieved"] >= 10 == rows[0]["passages_retrieved"]  # the loop saw more than it returns
     assert rows[1]["recall@retrieved"] >= rows[1]["recall@10"] and rows[0]["recall@retrieved"] == rows[0]["recall@10"]
     table = (out / "comparison.md").read_text()
-    assert "| rag (bm25) | 3 |" in table and "| mine | 3 |" in table
+    assert "| rag (bm25) | 3 | 3 |" in table and "| mine | 3 | 3 |" in table
+    # each run's per-question scores file gives the same comparison as its folder
+    again = tmp_path / "again"
+    assert main(["compare", str(rag / "scores.jsonl.gz"), str(kirag / "scores.jsonl.gz"), "--output_dir", str(again)]) == 0
+    assert json.loads((again / "comparison.json").read_text())["paired"] == paired
     assert (out / "recall_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

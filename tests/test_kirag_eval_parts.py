@@ -1,4 +1,5 @@
-"""benchmarks/kirag_eval.py evaluates each part on questions its Aligner never trained on."""
+"""benchmarks/kirag_eval.py: test questions the Aligner never trained on, choices on validation ones,
+and tables that its committed per-question scores reproduce."""
 
 import json
 from types import SimpleNamespace
@@ -7,21 +8,26 @@ import pytest
 
 from benchmarks import kirag_eval
 from datamodules.loaders import DataConfig
+from evaluation.report import significance
+from evaluation.scores import read_scores
+
+
+def demo(data: DataConfig = DataConfig(), questions: str = "demo") -> kirag_eval.Part:
+    return kirag_eval.Part(data, "runs/kg/demo", "configs/kg/demo.yaml", "demo", "demo", questions, "the demo")
 
 
 @pytest.fixture
 def demo_part(monkeypatch, tmp_path):
     monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
-    monkeypatch.setitem(kirag_eval.PARTS, "demo", kirag_eval.Part(DataConfig(), "runs/kg/demo", "configs/kg/demo.yaml",
-                                                                   "demo", "the demo"))
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", demo())
     return "demo"
 
 
 def aligner_data(test_ids=None, trained=(), validated=()):
-    """What evaluated_questions reads of an AlignerDataModule."""
+    """What held_out reads of an AlignerDataModule."""
     record = lambda qid: SimpleNamespace(question_id=qid)  # noqa: E731
     return SimpleNamespace(test_ids=test_ids or {}, train_records=[record(q) for q in trained],
-                           val_records=[record(q) for q in validated])
+                           val_records=[record(q) for q in validated], val_record_datasets=["demo"] * len(validated))
 
 
 def question_ids(data: DataConfig) -> list[str]:
@@ -30,63 +36,84 @@ def question_ids(data: DataConfig) -> list[str]:
 
 def test_a_dataset_the_aligner_trained_on_is_evaluated_on_its_test_split(demo_part):
     data = aligner_data({"demo": ["demo-005", "demo-002"], "other": ["x"]}, trained=["demo-001"])
-    assert question_ids(kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)) == ["demo-002", "demo-005"]
+    assert question_ids(kirag_eval.held_out(demo_part, data, "test", 100)) == ["demo-002", "demo-005"]
+
+
+def test_choices_are_made_on_the_aligners_validation_questions(demo_part):
+    data = aligner_data({"demo": ["demo-005"]}, trained=["demo-001"], validated=["demo-004", "demo-003", "demo-004"])
+    validation = kirag_eval.held_out(demo_part, data, "validation", 100)
+    assert question_ids(validation) == ["demo-003", "demo-004"]
+    assert len(validation.load().passages) == len(DataConfig().load().passages)  # the whole corpus stays
+    with pytest.raises(SystemExit, match="no validation questions of demo"):
+        kirag_eval.held_out(demo_part, aligner_data({"demo": ["demo-005"]}), "validation", 100)
 
 
 def test_test_questions_outside_what_the_part_loads_are_refused(demo_part, monkeypatch):
-    monkeypatch.setitem(kirag_eval.PARTS, "demo", kirag_eval.Part(DataConfig(limit=3), "runs/kg/demo",
-                                                                   "configs/kg/demo.yaml", "demo", "the demo"))
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", demo(DataConfig(limit=3)))
     data = aligner_data({"demo": ["demo-002", "demo-005"]})
-    with pytest.raises(SystemExit, match="demo: 1 of the 2 test questions of demo are not among the 3"):
-        kirag_eval.evaluated_questions(demo_part, data, unseen_questions=100)
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize(("part", "passages"), [("hotpotqa_ircot", 1000), ("hotpotqa_ircot_full", 4858)])
-def test_the_ircot_test_split_is_evaluated_over_the_corpus_its_kg_covers(shared_data, monkeypatch, tmp_path, part,
-                                                                         passages):
-    """ircot's corpus is its questions' contexts: the test split (the first 100) keeps those 1,000 passages
-    (configs/kg/hotpotqa_ircot_dev_100.yaml) in `hotpotqa_ircot`, and all 500 questions' 4,858
-    (configs/kg/hotpotqa_ircot_dev_500.yaml) in `hotpotqa_ircot_full`."""
-    monkeypatch.setattr(kirag_eval, "RUNS", tmp_path, raising=False)
-    first = [q.id for q in kirag_eval.IRCOT.load().questions]
-    evaluated = kirag_eval.evaluated_questions(part, aligner_data({"hotpotqa_ircot_dev_100": first}), 100)
-    benchmark = evaluated.load()
-    assert [q.id for q in benchmark.questions] == first and len(benchmark.passages) == passages
+    with pytest.raises(SystemExit, match="demo: 1 of the 2 test questions of the Aligner's data are not among the 3"):
+        kirag_eval.held_out(demo_part, data, "test", 100)
 
 
 def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(demo_part):
     data = aligner_data({"other": ["x"]}, trained=["y"], validated=["z"])
-    evaluated = kirag_eval.evaluated_questions(demo_part, data, unseen_questions=3)
+    evaluated = kirag_eval.held_out(demo_part, data, "test", unseen_questions=3)
     assert question_ids(evaluated) == ["demo-001", "demo-002", "demo-003"]
-    assert len(evaluated.load().passages) == len(DataConfig().load().passages)  # the whole corpus stays
 
 
 @pytest.mark.parametrize("data", [aligner_data(trained=["demo-002"]), aligner_data(validated=["demo-002"]),
                                   aligner_data({"other": ["demo-002"]})], ids=["trained", "validated", "test"])
 def test_first_questions_the_aligner_has_seen_are_refused(demo_part, data):
     with pytest.raises(SystemExit, match="demo: 1 of the first 3 questions .* demo-002"):
-        kirag_eval.evaluated_questions(demo_part, data, unseen_questions=3)
+        kirag_eval.held_out(demo_part, data, "test", unseen_questions=3)
 
 
-def test_only_the_budget_rag_goes_without_the_reader_whose_answers_would_be_rags(demo_part):
-    runs = kirag_eval.configs(demo_part, DataConfig(), constructor_questions=None, budget=15)
-    assert runs["rag at budget"].top_k == 15 and runs["rag at budget"].index.type == "flat"  # exact: rag's top 3 first
-    assert runs["rag"].reader.top_k == 3 < runs["rag"].top_k
+def test_every_baseline_gets_kirags_budget_and_the_reader_but_rag_at_budget(demo_part):
+    runs = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25)
+    assert list(runs) == ["rag", "rag at budget", "hybrid", "mdr", "ircot", "rerank", "kirag base", "kirag trained",
+                          "kirag constructor"]
+    assert runs["rag at budget"].top_k == runs["hybrid"].top_k == 15 and runs["rag at budget"].index.type == "flat"
+    assert runs["mdr"].mdr.budget == runs["ircot"].ircot.budget == 15 and runs["hybrid"].retriever == "hybrid"
+    assert runs["rerank"].rerank.weight == 0.25 and runs["rerank"].aligner.name == "a.ckpt"
     assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag at budget"]
 
 
-def test_parts_not_rerun_are_kept_from_the_last_results_with_their_own_checkpoint(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
-    sections = {p: f"## {p}\n\nAligner: `a` ({p})\n\n### sub\n\n| a |\n|---|\n| 1 |\n" for p in ("musique", "hotpotqa")}
-    (tmp_path / "kirag_eval.md").write_text("# title\n\nheader\n\n" + "\n".join(sections.values()))
-    figures = {"musique.questions": "q", "musique.aligner": "`a` (1)", "musique.all.rag.em": 2.0,
-               "hotpotqa.questions": "q", "hotpotqa.aligner": "`a` (2)", "hotpotqa.x": 1.0}
-    (tmp_path / "kirag_eval.json").write_text(json.dumps({"setup": "s"} | figures))
+def test_validation_tries_every_rerank_weight_without_the_reader(demo_part):
+    runs = kirag_eval.configs(demo_part, DataConfig(), "validation", "a.ckpt", budget=15)
+    assert [c.rerank.weight for k, c in runs.items() if k.startswith("rerank")] == list(kirag_eval.WEIGHTS)
+    assert not any(c.reader.enabled for c in runs.values())
 
-    kept, flat = kirag_eval.kept_parts(rerun=["hotpotqa", "hotpotqa_ircot"])
-    assert kept == {"musique": sections["musique"]}  # byte for byte, its subsections included
-    assert flat == {"musique.questions": "q", "musique.aligner": "`a` (1)", "musique.all.rag.em": 2.0}
-    assert "musique kept from the last results (Aligner: `a` (1))" in capsys.readouterr().out
-    (tmp_path / "kirag_eval.json").unlink()
-    assert kirag_eval.kept_parts(rerun=[]) == ({}, {})
+
+def test_runs_that_do_not_read_the_kg_are_shared_by_parts_of_the_same_questions(demo_part, monkeypatch):
+    monkeypatch.setitem(kirag_eval.PARTS, "demo_own", demo())
+    mine = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.5)
+    own = kirag_eval.configs("demo_own", DataConfig(), "test", "a.ckpt", budget=15, weight=0.5)
+    shared = [k for k in mine if mine[k].output_dir == own[k].output_dir]
+    assert shared == ["rag", "rag at budget", "hybrid", "mdr", "ircot", "rerank"]
+    assert all(mine[k] == own[k] for k in shared)  # the same config: the second part reads the first's runs back
+
+
+def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint(monkeypatch, tmp_path):
+    monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
+    with pytest.raises(SystemExit, match="run --split validation first"):
+        kirag_eval.choices("`a` (1)")
+    (tmp_path / "kirag_validation.json").write_text(json.dumps({"aligner": "`a` (1)", "choice.rerank.weight": 0.75}))
+    assert kirag_eval.choices("`a` (1)") == 0.75
+    with pytest.raises(SystemExit, match="made for `a` \\(1\\), not `a` \\(2\\)"):
+        kirag_eval.choices("`a` (2)")
+
+
+def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
+    results = kirag_eval.RESULTS / "kirag_eval.json"
+    if not results.is_file():
+        pytest.skip("no committed kirag_eval results")
+    figures = json.loads(results.read_text())
+    part = next(p for p in kirag_eval.PARTS if f"{p}.budget" in figures)
+    runs = {r.method: r for r in map(read_scores, (kirag_eval.RESULTS / "kirag_eval" / part).glob("*.jsonl.gz"))}
+    for family in ("primary", "secondary"):
+        prefix = f"{part}.paired.{family}."
+        count = len({k[len(prefix):].split(".")[0] for k in figures if k.startswith(prefix)})
+        committed = [{f: figures[f"{prefix}{i}.{f}"] for f in ("method", "against", "metric", "p", "p (Holm)")}
+                     for i in range(count)]
+        again = significance([(runs[c["method"]], runs[c["against"]], c["metric"]) for c in committed])
+        assert [(r["p"], r["p (Holm)"]) for r in again] == pytest.approx([(c["p"], c["p (Holm)"]) for c in committed])

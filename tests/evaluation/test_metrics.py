@@ -4,18 +4,20 @@ import pytest
 
 from core.types import Passage, Question
 from datamodules.loaders import Benchmark
-from evaluation.metrics import RECALL_KS, AnswerMetrics, RecallAtK, compute_metrics, recall_at_k
+from evaluation.metrics import RECALL_KS, compute_metrics, question_scores, recall_at_k
 from inference.methods import Prediction
 
 
 def test_recall_at_k_hand_computed():
     ranked = [["a", "x", "b", "y"], ["x", "y"], [], ["c", "d"]]
     gold = [["a", "b"], ["c", "d"], ["e"], []]  # the last question has no gold: not counted
+    questions = [Question(f"q{i}", "?", [], g) for i, g in enumerate(gold)]
+    predictions = [Prediction(f"q{i}", [(pid, 1.0) for pid in r]) for i, r in enumerate(ranked)]
+    metrics = compute_metrics(Benchmark(questions, []), predictions)
     expected = {1: (1 / 2 + 0 + 0) / 3, 2: (1 / 2 + 0 + 0) / 3, 3: (1 + 0 + 0) / 3}
     for k, value in expected.items():
-        metric = RecallAtK(k)
-        metric.update(ranked, gold)
-        assert metric.compute().item() == pytest.approx(value, abs=1e-12)
+        assert metrics[f"recall@{k}"] == pytest.approx(value, abs=1e-12)
+    assert metrics["questions_with_gold"] == 3
 
 
 def test_empty_result_counts_as_zero_and_duplicate_gold_counts_once():
@@ -23,19 +25,22 @@ def test_empty_result_counts_as_zero_and_duplicate_gold_counts_once():
     assert recall_at_k(["a", "b"], ["a", "a", "c"], 2) == 0.5
 
 
-def test_recall_accumulates_over_updates():
-    metric = RecallAtK(2)
-    metric.update([["a", "b"]], [["a", "c"]])
-    metric.update([["c"]], [["c"]])
-    assert metric.compute().item() == pytest.approx(0.75)
+def test_a_metric_that_cannot_be_computed_is_missing_not_zero():
+    questions = [Question("q1", "?", [], []), Question("q2", "?", [], [])]  # no gold passages, no answers
+    predictions = [Prediction("q1", [("a", 1.0)], answer="x"), Prediction("q2", [], answer="y")]
+    metrics = compute_metrics(Benchmark(questions, [Passage("a", "A", "text")]), predictions)
+    assert metrics["questions_with_gold"] == 0
+    assert all(metrics[name] is None for name in ("recall@1", "recall@10", "recall@retrieved", "em", "f1",
+                                                  "answer_in_context@3"))
+    assert "recall@5_low" not in metrics and metrics["passages_retrieved"] == 0.5
+    scores = question_scores(Benchmark(questions, [Passage("a", "A", "text")]), predictions)
+    assert scores["q1"]["recall@5"] is None and scores["q1"]["em"] is None
 
 
-def test_answer_metrics_average():
-    metric = AnswerMetrics()
-    metric.update(["Drusk", "Ana Corvel, brewer", "nothing"], [["Drusk"], ["Ana Corvel"], []])
-    result = metric.compute()
-    assert result["em"].item() == pytest.approx(0.5)
-    assert result["f1"].item() == pytest.approx(0.9)
+def test_a_method_that_does_not_answer_has_no_answer_figures():
+    questions = [Question("q1", "?", ["Drusk"], ["a"])]
+    metrics = compute_metrics(Benchmark(questions, [Passage("a", "A", "Drusk")]), [Prediction("q1", [("a", 1.0)])])
+    assert "em" not in metrics and "f1" not in metrics and metrics["answer_in_context@3"] == 1.0
 
 
 def test_compute_metrics_by_hand():
