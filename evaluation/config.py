@@ -9,16 +9,16 @@ from typing import Literal, get_args
 
 from jsonargparse import ActionConfigFile, ArgumentParser
 
-from core.config import dataclass_from, require_non_negative, require_positive
+from core.config import ConfigError, dataclass_from, require_non_negative, require_positive
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.mind import EntityFilter
-from inference.retrievers import RetrieverKind
+from inference.retrievers import HybridConfig, RetrieverKind
 from models.aligner import AlignerModule
 from models.encoder import Encoder, EncoderConfig
 from models.lm import Attention
 from models.lm_config import LMConfig
 
-MethodName = Literal["rag", "rag+rerank", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
+MethodName = Literal["rag", "rag+rerank", "mdr", "ircot", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
 METHODS = get_args(MethodName)
 
 
@@ -51,12 +51,18 @@ class AlignerConfig(EncoderConfig):
     query_max_length: int | None = 256
     """token limit of queries"""
     cache_dir: str = ".cache/triple_embeddings"
-    """triple embeddings, kept per encoder fingerprint"""
+    """triple embeddings (and rag+rerank's passage embeddings), kept per encoder fingerprint"""
 
-    def build(self) -> Encoder:
+    def build(self, passage_max_length: int | None = None) -> Encoder:
+        """The encoder; `passage_max_length` replaces its token limit of passages (`max_length`, that of
+        triples), for embedding passages."""
         if self.name.endswith(".ckpt"):
-            return AlignerModule.from_checkpoint(self.name).encoder.eval()
-        return Encoder(self)
+            encoder = AlignerModule.from_checkpoint(self.name).encoder.eval()
+        else:
+            encoder = Encoder(self)
+        if passage_max_length is not None:
+            encoder.max_lengths["passage"] = passage_max_length  # the fingerprint includes it
+        return encoder
 
 
 @dataclass
@@ -81,6 +87,58 @@ class KiRAGConfig:
     def __post_init__(self) -> None:
         require_positive(self, "k0", "num_candidates", "max_steps")
         require_non_negative(self, "num_demos")
+
+
+@dataclass
+class RerankConfig:
+    """`rag+rerank`: one retrieval of `depth` passages, ranked by (1 - weight) · retriever score + weight ·
+    Aligner score of the passage text, each min-max normalised over the question's passages (inference/rerank.py)."""
+
+    depth: int | None = None
+    """passages retrieved and reranked (the `retrieved` pool); null: KiRAG's K0·L (`kirag.k0` × `kirag.max_steps`)"""
+    weight: float = 0.5
+    """the Aligner's share of the fused score: 0 keeps the retriever's order, 1 is the Aligner's"""
+    passage_max_length: int = 256
+    """the Aligner's token limit of passages ("title. text")"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "depth", "passage_max_length")
+        if not 0 <= self.weight <= 1:
+            raise ConfigError("weight", f"must be in [0, 1], got {self.weight}")
+
+
+@dataclass
+class MDRConfig:
+    """`mdr`: two-hop dense retrieval without an LLM, paths scored s1 + s2 (inference/mdr.py)."""
+
+    beam: int = 5
+    """hop-1 passages expanded, and hop-2 passages kept per expansion (1 + beam searches)"""
+    budget: int | None = None
+    """the most distinct passages retrieved (the `retrieved` pool, and the ranking); null: every passage
+    of the beam² paths"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "beam", "budget")
+
+
+@dataclass
+class IRCoTConfig:
+    """`ircot`: retrieval interleaved with the LM's chain of thought (inference/ircot.py); its answer
+    for EM/F1 comes from the reader (`reader.enabled`)."""
+
+    k: int = 4
+    """passages retrieved per search (the question's, then each sentence's)"""
+    max_steps: int = 5
+    """L: the most sentences of reasoning per question"""
+    max_context: int = 15
+    """the most passages the LM reads at a step (the most recently collected)"""
+    max_new_tokens: int = 64
+    """the longest generation for one sentence"""
+    budget: int | None = None
+    """the most distinct passages collected (the `retrieved` pool); null: no cap"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "k", "max_steps", "max_context", "max_new_tokens", "budget")
 
 
 @dataclass
@@ -142,17 +200,26 @@ class EvalConfig:
     name: str | None = None
     """the method's label in tables; default: built from the settings"""
     retriever: RetrieverKind = "bm25"
-    """the passage retriever every method searches with"""
+    """the passage retriever every method searches with: `bm25`, `dense`, or `hybrid` (the two fused
+    by reciprocal rank); `mdr` needs `dense`"""
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    """the dense retriever's encoder"""
+    """the dense retriever's encoder (retrievers dense and hybrid)"""
     index: IndexConfig = field(default_factory=IndexConfig)
-    """the dense retriever's FAISS index"""
+    """the dense retriever's FAISS index (retrievers dense and hybrid)"""
+    hybrid: HybridConfig = field(default_factory=HybridConfig)
+    """the hybrid retriever's fusion"""
     kirag: KiRAGConfig = field(default_factory=KiRAGConfig)
-    """KiRAG's loop (methods kirag and kirag+mind; rag+rerank takes its kg, k0 and max_steps)"""
+    """KiRAG's loop (methods kirag and kirag+mind; rag+rerank's default depth is its k0 × max_steps)"""
+    rerank: RerankConfig = field(default_factory=RerankConfig)
+    """the rag+rerank baseline"""
+    mdr: MDRConfig = field(default_factory=MDRConfig)
+    """the mdr baseline"""
+    ircot: IRCoTConfig = field(default_factory=IRCoTConfig)
+    """the ircot baseline"""
     aligner: AlignerConfig = field(default_factory=AlignerConfig)
-    """KiRAG's Aligner"""
+    """KiRAG's Aligner (also rag+rerank's)"""
     lm: LMConfig = field(default_factory=LMConfig)
-    """the LM of the Constructor, the reader, MIND and on-demand extraction"""
+    """the LM of the Constructor, the reader, MIND, IRCoT and on-demand extraction"""
     reader: ReaderConfig = field(default_factory=ReaderConfig)
     """the reader that answers from a method's top passages"""
     mind: MindConfig = field(default_factory=MindConfig)
@@ -168,6 +235,9 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         require_positive(self, "top_k", "batch_size")
+        if self.method == "mdr" and self.retriever != "dense":
+            raise ConfigError("retriever", f"must be 'dense' for method mdr (its path scores add inner products), "
+                                           f"got {self.retriever!r}")
 
     def label(self) -> str:
         """The method's name in tables."""
@@ -179,7 +249,10 @@ class EvalConfig:
         if self.method in ("mind", "kirag+mind"):
             params = "calibrated" if self.mind.params else "hand-set"
             return f"{self.method} {params}, {self.mind.entity_filter} ({self.retriever})"
-        return f"{self.method} ({self.retriever})"
+        if self.method == "rag+rerank":
+            return f"rag+rerank weight {self.rerank.weight:g} ({Path(self.aligner.name).name}, {self.retriever})"
+        budget = {"mdr": self.mdr.budget, "ircot": self.ircot.budget}.get(self.method)
+        return f"{self.method}{f' budget {budget}' if budget else ''} ({self.retriever})"
 
 
 def build_parser() -> ArgumentParser:

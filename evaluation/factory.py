@@ -9,12 +9,15 @@ from core.types import Passage
 from datamodules.loaders import Benchmark
 from evaluation.config import METHODS, EvalConfig
 from inference.constructor import Constructor
+from inference.embedding_index import EmbeddingIndex, TripleIndex
+from inference.ircot import IRCoT
 from inference.kirag import KiRAG
+from inference.mdr import MDR
 from inference.methods import Method, SingleShotRAG
 from inference.mind import FactSearch, KiRAGSearch, MindRAG, PassageSearch, Trigger
 from inference.reader import Reader, ReadingMethod
+from inference.rerank import PassageRerank
 from inference.retrievers import Retriever, make_retriever
-from inference.triple_index import TripleIndex
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
@@ -29,11 +32,11 @@ MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixe
 
 
 def build_retriever(config: EvalConfig, benchmark: Benchmark) -> Retriever:
-    """The retriever of `config` over the benchmark's corpus, its index built or found in the cache."""
+    """The retriever of `config` over the benchmark's corpus, its indexes built or found in the cache."""
     kwargs = {}
-    if config.retriever == "dense":
+    if config.retriever in ("dense", "hybrid"):
         index = config.index
-        kwargs = dict(encoder=config.encoder.build(), index=index.type, hnsw_m=index.hnsw_m,
+        kwargs = dict(encoder=config.encoder.build(), hybrid=config.hybrid, index=index.type, hnsw_m=index.hnsw_m,
                       ef_search=index.ef_search, device=index.device)
     retriever = make_retriever(config.retriever, **kwargs)
     retriever.build(benchmark.passages, cache_dir=config.index.cache_dir)
@@ -48,8 +51,23 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     passages = benchmark.passage_by_id()
     if config.method == "rag":
         return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
+    if config.method == "rag+rerank":
+        r = config.rerank
+        aligner = EmbeddingIndex(config.aligner.build(passage_max_length=r.passage_max_length),
+                                 config.aligner.cache_dir, "passages")
+        depth = r.depth or config.kirag.k0 * config.kirag.max_steps
+        rerank = PassageRerank(retriever, passages, aligner, k=config.top_k, depth=depth, weight=r.weight)
+        return with_reader(config, rerank, lm, passages)
+    if config.method == "mdr":
+        mdr = MDR(retriever, passages, k=config.top_k, beam=config.mdr.beam, budget=config.mdr.budget)
+        return with_reader(config, mdr, lm, passages)
+    if config.method == "ircot":
+        i = config.ircot
+        ircot = IRCoT(retriever, lm, passages, k=config.top_k, retrieve_k=i.k, max_steps=i.max_steps,
+                      max_context=i.max_context, max_new_tokens=i.max_new_tokens, budget=i.budget)
+        return with_reader(config, ircot, lm, passages)
     search: FactSearch
-    if config.method in ("kirag", "kirag+mind", "rag+rerank"):
+    if config.method in ("kirag", "kirag+mind"):
         k = config.kirag
         existed = Path(k.kg).is_dir()
         store = KGStore(k.kg, create=k.extract_missing)
@@ -61,10 +79,6 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                             "" if existed else " (the folder did not exist: a new, empty store was made there)")
         kg = KnowledgeGraph(store, extractor, passages)
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
-        if config.method == "rag+rerank":  # KiRAG's budget in one query, reranked by the Aligner, no chain
-            rerank = KiRAG(retriever, kg, triples, k=config.top_k, k0=k.k0 * k.max_steps, num_candidates=None,
-                           max_steps=1)
-            return with_reader(config, rerank, lm, passages)
         constructor = Constructor(lm) if k.constructor else None
         kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
                       num_candidates=k.num_candidates, max_steps=k.max_steps)

@@ -26,6 +26,15 @@ from evaluation.scores import SCORES_NAME, scored_run
 from inference.methods import Method, Prediction
 
 
+# A method whose predictions changed meaning gets a new version, kept in `run.json`: a run of an earlier
+# version is refused, not resumed (a run saved before versions were kept is version 1).
+METHOD_VERSIONS = {"rag+rerank": 2}  # 2: a passage-level fusion of retriever and Aligner scores (1: best triple)
+
+
+def method_version(config: EvalConfig) -> int:
+    return METHOD_VERSIONS.get(config.method, 1)
+
+
 def _fingerprint(config: EvalConfig) -> str:
     """What decides the predictions: every setting except where they go and how they are batched."""
     values = asdict(config)
@@ -46,26 +55,30 @@ def _input_digests(config: EvalConfig) -> dict[str, str]:
     return {key: content_digest(path) for key, path in named.items() if path and Path(path).exists()}
 
 
-def _previous_run(run_file: Path) -> tuple[EvalConfig, dict[str, str]] | None:
+def _previous_run(run_file: Path) -> tuple[EvalConfig, dict[str, str], int] | None:
     """The config an earlier run saved in `run.json`, read back with today's defaults for any key it
     lacks (so a run made before a new setting existed still resumes when that setting keeps its
-    default), and its inputs' digests (none in a run saved before they were recorded)."""
+    default), its inputs' digests (none in a run saved before they were recorded) and its method's version."""
     if not run_file.exists():
         return None
     try:
         record = json.loads(run_file.read_text())
-        return run_config(record), record.get("inputs", {})
+        return run_config(record), record.get("inputs", {}), record.get("method_version", 1)
     except (ValueError, KeyError, TypeError) as error:
         raise DataError(run_file, None, f"not a readable run record ({' '.join(str(error).split())}); "
                                         "pass --overwrite true to start the run over") from None
 
 
-def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str]], config: EvalConfig,
+def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str], int], config: EvalConfig,
                      inputs: dict[str, str]) -> None:
-    saved, saved_inputs = previous
+    saved, saved_inputs, saved_version = previous
     if _fingerprint(saved) != _fingerprint(config):
         raise ValueError(f"{out} holds results of a different config ({out / 'run.json'}); "
                          "choose another output_dir or pass --overwrite true")
+    if saved_version != method_version(config):
+        raise ValueError(f"{out} holds results of version {saved_version} of method {config.method}, which is now "
+                         f"version {method_version(config)} (evaluation/runner.py METHOD_VERSIONS): choose another "
+                         "output_dir or pass --overwrite true")
     changed = sorted(k for k in inputs.keys() & saved_inputs.keys() if inputs[k] != saved_inputs[k])
     if changed:
         raise ValueError(f"{out} holds results made from other contents of {', '.join(changed)} (the files "
@@ -99,7 +112,8 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
         stale = ["metrics.json", "metrics.md", SCORES_NAME] + (["predictions.jsonl"] if config.overwrite else [])
         for name in stale if todo else []:
             (out / name).unlink(missing_ok=True)
-        write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs}, indent=2))
+        write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs,
+                                           "method_version": method_version(config)}, indent=2))
         if method is not None:
             _predict(method, todo, benchmark, config, done, pred_file)
         run = scored_run(config.label(), Benchmark(questions, benchmark.passages), [done[q.id] for q in questions],

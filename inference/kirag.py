@@ -28,9 +28,9 @@ import numpy as np
 from core.chains import aligner_query, candidate_triples
 from core.types import Question, Triple
 from inference.constructor import Constructor
+from inference.embedding_index import TripleIndex
 from inference.methods import Method, Prediction
 from inference.retrievers import Retriever
-from inference.triple_index import TripleIndex
 from kg.graph import TripleSource
 
 
@@ -63,8 +63,7 @@ FALLBACK = "aligner (the Constructor named no candidate)"
 
 class KiRAG(Method):
     """KiRAG over `retriever`, a knowledge graph `kg` and an Aligner `TripleIndex` (whose encoder
-    also embeds the queries); `constructor=None` runs the Aligner-only mode, `num_candidates=None`
-    keeps every candidate (with one step: a rerank of K0 passages by their best triple)."""
+    also embeds the queries); `constructor=None` runs the Aligner-only mode."""
 
     def __init__(
         self,
@@ -74,10 +73,10 @@ class KiRAG(Method):
         constructor: Constructor | None = None,
         k: int = 10,
         k0: int = 10,
-        num_candidates: int | None = 20,
+        num_candidates: int = 20,
         max_steps: int = 5,
     ) -> None:
-        if min(k, k0, max_steps, 1 if num_candidates is None else num_candidates) < 1:
+        if min(k, k0, num_candidates, max_steps) < 1:
             raise ValueError("k, k0, num_candidates and max_steps must all be positive")
         self.retriever, self.kg, self.triples, self.constructor = retriever, kg, triples, constructor
         self.k, self.k0, self.num_candidates, self.max_steps = k, k0, num_candidates, max_steps

@@ -32,6 +32,35 @@ class Prediction:
         return cls(**{k: v for k, v in record.items() if k in cls.__dataclass_fields__})
 
 
+def check_budget(budget: int | None) -> None:
+    if budget is not None and budget < 1:
+        raise ValueError(f"budget must be at least 1 (or None: no cap), got {budget}")
+
+
+class PassagePool:
+    """The distinct passages a method retrieves, in the order met, each with the score it was met
+    with, up to `budget` of them (None: no cap): a budget-controlled method keeps no more."""
+
+    def __init__(self, budget: int | None = None) -> None:
+        check_budget(budget)
+        self.budget = budget
+        self.scores: dict[str, float] = {}
+
+    @property
+    def full(self) -> bool:
+        return self.budget is not None and len(self.scores) >= self.budget
+
+    def add(self, pid: str, score: float) -> bool:
+        """Keep `pid` unless it is already kept or the pool is full; whether it was added."""
+        if pid in self.scores or self.full:
+            return False
+        self.scores[pid] = score
+        return True
+
+    def ids(self) -> list[str]:
+        return list(self.scores)
+
+
 class Method(ABC):
     """Answers a batch of questions with ranked passages (and, for some methods, an answer)."""
 

@@ -21,9 +21,13 @@ DEMO_ANSWER = "the river Tesk"
 _PREFIX = re.compile(r"^(so\s+)?(the\s+)?(final\s+)?answer(\s+is)?\s*[:\-]?\s*", re.IGNORECASE)
 
 
+def numbered_passages(passages: Sequence[tuple[str, str]]) -> str:
+    """(title, text) pairs as the lines `1. title: ..., text: ...`."""
+    return "\n".join(f"{i}. title: {title}, text: {text}" for i, (title, text) in enumerate(passages, start=1))
+
+
 def user_message(question: str, passages: Sequence[tuple[str, str]]) -> str:
-    context = "\n".join(f"{i}. title: {title}, text: {text}" for i, (title, text) in enumerate(passages, start=1))
-    return f"{INSTRUCTION}\n\nContext:\n{context}\n\nQuestion: {question}"
+    return f"{INSTRUCTION}\n\nContext:\n{numbered_passages(passages)}\n\nQuestion: {question}"
 
 
 def build_prompt(question: str, passages: Sequence[Passage]) -> list[Message]:

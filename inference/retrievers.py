@@ -1,9 +1,11 @@
-"""Sparse (BM25) and dense (FAISS) retrievers over a list of passages, with on-disk index caches.
+"""Sparse (BM25), dense (FAISS) and hybrid (their fusion) retrievers over a list of passages, with
+on-disk index caches.
 
-With a `cache_dir`, `build` stores the index in `cache_dir/<kind>-<key>/`, where the key hashes
+With a `cache_dir`, `build` stores an index in `cache_dir/<kind>-<key>/`, where the key hashes
 everything the index depends on (passage ids in order, settings, and for dense retrieval the
 encoder's fingerprint). `meta.json` is written last, so a folder without it is an unfinished build:
 a later `build` reloads a finished folder and resumes an unfinished dense one chunk by chunk.
+The hybrid retriever keeps no index of its own: its BM25 and dense parts keep theirs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -23,13 +27,14 @@ from tqdm.auto import tqdm
 
 import Stemmer
 
+from core.config import require_positive
 from core.types import Passage
 from models.encoder import Encoder, TextEncoder
 
 log = logging.getLogger(__name__)
 
 Hit = tuple[str, float]
-RetrieverKind = Literal["bm25", "dense"]
+RetrieverKind = Literal["bm25", "dense", "hybrid"]
 CACHE_VERSION = 1
 
 
@@ -59,6 +64,25 @@ class Retriever(ABC):
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.loaded_from_cache = False
+
+    @abstractmethod
+    def build(self, passages: list[Passage], cache_dir: str | os.PathLike | None = None) -> None:
+        """Index `passages` (sets `ids`), reusing an index kept under `cache_dir` when there is one."""
+
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        """For each query, up to `k` (passage id, score) pairs, best first."""
+        if not self.ids:
+            raise RuntimeError("call build() before search()")
+        if not queries or k <= 0:
+            return [[] for _ in queries]
+        return self._search(queries, min(k, len(self.ids)))
+
+    @abstractmethod
+    def _search(self, queries: list[str], k: int) -> list[list[Hit]]: ...
+
+
+class IndexedRetriever(Retriever):
+    """A retriever with an index of its own, kept in `cache_dir/<kind>-<key>/` (module docstring)."""
 
     @abstractmethod
     def settings(self) -> dict:
@@ -106,14 +130,6 @@ class Retriever(ABC):
         log.info("loaded %s index from %s", self.kind, folder)
         return True
 
-    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
-        """For each query, up to `k` (passage id, score) pairs, best first."""
-        if not self.ids:
-            raise RuntimeError("call build() before search()")
-        if not queries or k <= 0:
-            return [[] for _ in queries]
-        return self._search(queries, min(k, len(self.ids)))
-
     @abstractmethod
     def _build(self, passages: list[Passage], folder: Path | None) -> None: ...
 
@@ -123,11 +139,8 @@ class Retriever(ABC):
     @abstractmethod
     def _load(self, folder: Path) -> None: ...
 
-    @abstractmethod
-    def _search(self, queries: list[str], k: int) -> list[list[Hit]]: ...
 
-
-class BM25Retriever(Retriever):
+class BM25Retriever(IndexedRetriever):
     """BM25 (bm25s) with Lucene's English stopwords and Snowball stemming (PyStemmer).
 
     Only passages sharing at least one term with the query are returned, as in Lucene.
@@ -165,7 +178,7 @@ class BM25Retriever(Retriever):
         ]
 
 
-class DenseRetriever(Retriever):
+class DenseRetriever(IndexedRetriever):
     """Inner-product search over encoder embeddings with FAISS (exact `flat` or approximate `hnsw`).
 
     Passages are encoded in chunks of `chunk_size`; with a cache folder each finished chunk is
@@ -282,15 +295,70 @@ class DenseRetriever(Retriever):
         ]
 
 
-RETRIEVERS: dict[RetrieverKind, type[Retriever]] = {"bm25": BM25Retriever, "dense": DenseRetriever}
+def reciprocal_rank_fusion(rankings: Sequence[list[Hit]], rrf_k: int, k: int) -> list[Hit]:
+    """The `k` best passages of several rankings by reciprocal rank fusion (Cormack et al. 2009): a
+    passage scores the sum of 1 / (rrf_k + rank) over the rankings that hold it, ranks counted from 1.
+    Equal sums go to the passage met first reading the rankings rank by rank: the better rank, then the
+    earlier ranking."""
+    fused: dict[str, float] = {}
+    for rank in range(max(map(len, rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking):
+                pid = ranking[rank][0]
+                fused[pid] = fused.get(pid, 0.0) + 1.0 / (rrf_k + rank + 1)
+    return sorted(fused.items(), key=lambda hit: -hit[1])[:k]  # stable: ties keep the order met
 
 
-def make_retriever(kind: RetrieverKind, encoder: TextEncoder | str | None = None, **kwargs) -> Retriever:
-    """Build a retriever by name; for "dense", `encoder` is an Encoder or a name for `Encoder(...)`."""
+@dataclass
+class HybridConfig:
+    """The hybrid retriever: BM25 and dense rankings fused by reciprocal rank."""
+
+    rrf_k: int = 60
+    """RRF's constant k in 1 / (k + rank): larger values flatten the gap between high and low ranks"""
+    depth: int = 100
+    """passages each retriever ranks for the fusion (at least the passages asked for)"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "rrf_k", "depth")
+
+
+class HybridRetriever(Retriever):
+    """BM25 and dense retrieval fused by reciprocal rank (`reciprocal_rank_fusion`; on equal ranks,
+    BM25's passage first): both search to `depth` (or k, when more are asked), one query batch each. A
+    passage only one of them finds still ranks, by its rank there. The two parts keep their own
+    index caches, so a hybrid run reuses the indexes of BM25 and dense runs."""
+
+    kind = "hybrid"
+
+    def __init__(self, sparse: Retriever, dense: Retriever, config: HybridConfig | None = None) -> None:
+        super().__init__()
+        self.sparse, self.dense, self.config = sparse, dense, config or HybridConfig()
+
+    def build(self, passages: list[Passage], cache_dir: str | os.PathLike | None = None) -> None:
+        for part in (self.sparse, self.dense):
+            part.build(passages, cache_dir)
+        self.ids = list(self.sparse.ids)
+        self.loaded_from_cache = self.sparse.loaded_from_cache and self.dense.loaded_from_cache
+
+    def _search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        depth = max(self.config.depth, k)
+        return [reciprocal_rank_fusion(rankings, self.config.rrf_k, k)
+                for rankings in zip(self.sparse.search(queries, depth), self.dense.search(queries, depth), strict=True)]
+
+
+RETRIEVERS: dict[RetrieverKind, type[Retriever]] = {"bm25": BM25Retriever, "dense": DenseRetriever,
+                                                    "hybrid": HybridRetriever}
+
+
+def make_retriever(kind: RetrieverKind, encoder: TextEncoder | str | None = None, hybrid: HybridConfig | None = None,
+                   **kwargs) -> Retriever:
+    """Build a retriever by name. "dense" and "hybrid" need `encoder` (an Encoder, or a name for
+    `Encoder(...)`); `kwargs` go to the BM25 or the dense retriever (for "hybrid", to its dense part)."""
     if kind not in RETRIEVERS:
         raise ValueError(f"unknown retriever {kind!r}; known: {', '.join(sorted(RETRIEVERS))}")
     if kind == "bm25":
         return BM25Retriever(**kwargs)
     if encoder is None:
-        raise ValueError("a dense retriever needs an encoder")
-    return DenseRetriever(Encoder(encoder) if isinstance(encoder, str) else encoder, **kwargs)
+        raise ValueError(f"a {kind} retriever needs an encoder")
+    dense = DenseRetriever(Encoder(encoder) if isinstance(encoder, str) else encoder, **kwargs)
+    return dense if kind == "dense" else HybridRetriever(BM25Retriever(), dense, hybrid)

@@ -15,6 +15,8 @@ from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
 from models.encoder import EncoderConfig
+from models.lm_config import LMConfig
+from models.packaged import resolve_gguf
 from models.uncertainty import MindParams
 
 
@@ -126,6 +128,7 @@ def test_a_run_saved_before_a_setting_existed_still_resumes(tmp_path):
     assert main(args) == 0
     run = json.loads((out / "run.json").read_text())
     del run["config"]["mind"], run["config"]["data"]["offset"]  # as written before these settings existed
+    del run["method_version"], run["config"]["ircot"]
     (out / "run.json").write_text(json.dumps(run))
     assert main(args) == 0
     assert main(args + ["--data.offset", "1"]) == 2  # a non-default value is a different config
@@ -182,19 +185,97 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
     assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
 
 
-def test_rag_rerank_reranks_kirags_budget_of_one_query_by_the_aligner(tmp_path, kirag_args):
-    rag, rerank = tmp_path / "rag", tmp_path / "rerank"
+@pytest.fixture
+def tiny_encoder_dir(tmp_path, make_tiny_encoder):
+    tiny = make_tiny_encoder()
+    return save_tiny(tiny.model, tiny.tokenizer, tmp_path / "encoder")
+
+
+def test_rag_rerank_reranks_one_retrieval_of_kirags_budget_without_a_kg(tmp_path, tiny_encoder_dir):
     common = ["--data.limit", "3", "--index.cache_dir", str(tmp_path / "idx")]
-    assert main(common + ["--top_k", "10", "--output_dir", str(rag)]) == 0  # k0 · max_steps = 5 · 2 passages
-    assert main(kirag_args + ["--method", "rag+rerank", "--kirag.k0", "5", "--output_dir", str(rerank)]) == 0
-    (rag_metrics, rag_predictions), (metrics, predictions) = run_files(rag), run_files(rerank)
+    rerank = common + ["--method", "rag+rerank", "--aligner.name", tiny_encoder_dir, "--kirag.k0", "5",
+                       "--kirag.max_steps", "2", "--kirag.kg", str(tmp_path / "no-kg"),
+                       "--aligner.cache_dir", str(tmp_path / "emb")]
+    assert main(common + ["--top_k", "10", "--output_dir", str(tmp_path / "rag")]) == 0  # K0 · L = 5 · 2 passages
+    for weight in ("0", "1"):
+        assert main(rerank + ["--rerank.weight", weight, "--output_dir", str(tmp_path / weight)]) == 0
+    (rag_metrics, rag_predictions), (metrics, retriever_order), (_, aligner_order) = (
+        run_files(tmp_path / "rag"), run_files(tmp_path / "0"), run_files(tmp_path / "1"))
+    assert not (tmp_path / "no-kg").exists()  # no KG is read or made
     assert metrics["retrieval_calls"] == 1 and metrics["passages_retrieved"] == 10 and metrics["llm_calls"] == 0
-    assert metrics["recall@retrieved"] == rag_metrics["recall@10"]  # the same pool, in another order
-    for mine, single in zip(predictions, rag_predictions):
-        assert {pid for pid, _ in mine["passages"]} == {pid for pid, _ in single["passages"]}
-        assert len(mine["trace"]) == 1 and len(mine["trace"][0]["candidates"]) > 0
-        scored = [score for _, score in mine["passages"][: len({c[1] for c in mine["trace"][0]["candidates"]})]]
-        assert scored == sorted(scored, reverse=True)  # passages with triples first, by their best triple
+    assert metrics["recall@retrieved"] == rag_metrics["recall@10"]  # the same pool
+    for single, mine, aligned in zip(rag_predictions, retriever_order, aligner_order):
+        ids = [pid for pid, _ in single["passages"]]
+        assert [pid for pid, _ in mine["passages"]] == ids == mine["retrieved"] == aligned["retrieved"]
+        scores = {pid: a for pid, _, a in aligned["trace"][0]["scores"]}
+        assert [pid for pid, _ in aligned["passages"]] == sorted(ids, key=lambda pid: -scores[pid])
+    assert "| rag+rerank weight 1 (encoder, bm25) |" in (tmp_path / "1" / "metrics.md").read_text()
+    assert list((tmp_path / "emb").iterdir())[0].name.startswith("passages-")
+
+
+def test_a_run_of_an_earlier_version_of_its_method_is_refused(tmp_path, tiny_encoder_dir, capsys):
+    out = tmp_path / "run"
+    args = ["--method", "rag+rerank", "--aligner.name", tiny_encoder_dir, "--data.limit", "2",
+            "--aligner.cache_dir", str(tmp_path / "emb"), "--index.cache_dir", str(tmp_path / "idx"),
+            "--output_dir", str(out)]
+    assert main(args) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["method_version"] == 2
+    del run["method_version"], run["config"]["rerank"]  # as the triple-level rag+rerank saved it
+    (out / "run.json").write_text(json.dumps(run))
+    assert main(args) == 2
+    assert "version 1 of method rag+rerank, which is now version 2" in capsys.readouterr().err
+    assert main(args + ["--overwrite", "true"]) == 0
+
+
+def test_mdr_and_the_hybrid_retriever_end_to_end(tmp_path, tiny_encoder_dir):
+    common = ["--encoder.name", tiny_encoder_dir, "--data.limit", "3", "--index.cache_dir", str(tmp_path / "idx")]
+    assert main(common + ["--method", "mdr", "--retriever", "dense", "--mdr.beam", "3", "--mdr.budget", "4",
+                          "--output_dir", str(tmp_path / "mdr")]) == 0
+    metrics, predictions = run_files(tmp_path / "mdr")
+    assert metrics["passages_retrieved"] == 4 and metrics["retrieval_calls"] == 4 and metrics["llm_calls"] == 0
+    assert all([pid for pid, _ in p["passages"]] == p["retrieved"] for p in predictions)
+    assert "| mdr budget 4 (dense) |" in (tmp_path / "mdr" / "metrics.md").read_text()
+    assert main(common + ["--retriever", "hybrid", "--hybrid.depth", "20", "--output_dir", str(tmp_path / "hyb")]) == 0
+    metrics, predictions = run_files(tmp_path / "hyb")
+    assert metrics["questions"] == 3 and all(len(p["passages"]) == 10 for p in predictions)
+    assert {f.name.split("-")[0] for f in (tmp_path / "idx").iterdir()} == {"bm25", "dense"}  # no index of its own
+
+
+def test_ircot_with_a_tiny_lm_and_the_reader(tmp_path, make_tiny_lm):
+    lm = make_tiny_lm()
+    out = tmp_path / "run"
+    assert main(["--method", "ircot", "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
+                 "--ircot.k", "2", "--ircot.max_steps", "2", "--ircot.max_new_tokens", "8", "--ircot.budget", "3",
+                 "--reader.enabled", "true", "--reader.max_new_tokens", "4", "--data.limit", "2",
+                 "--index.cache_dir", str(tmp_path / "idx"), "--output_dir", str(out)]) == 0
+    metrics, predictions = run_files(out)
+    assert metrics["questions"] == 2 and {"em", "f1"} <= set(metrics)
+    for p in predictions:
+        sentences = [step for step in p["trace"] if "sentence" in step]
+        assert 1 <= len(sentences) <= 2 and p["llm_calls"] == len(sentences) + 1  # the sentences + the reader
+        assert p["retrieval_calls"] == sum("query" in step for step in p["trace"]) <= 3  # the question + 2 sentences
+        assert len(p["retrieved"]) <= 3 and isinstance(p["answer"], str)
+
+
+@pytest.mark.integration
+def test_ircot_with_the_packaged_lm_on_two_demo_questions(tmp_path):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make install` builds it)")
+    try:
+        resolve_gguf(LMConfig().name)
+    except ImportError as err:
+        pytest.skip(str(err))
+    out = tmp_path / "run"
+    assert main(["--method", "ircot", "--lm.backend", "llama_cpp", "--ircot.k", "2", "--ircot.max_steps", "2", "--reader.enabled", "true",
+                 "--data.limit", "2", "--index.cache_dir", str(tmp_path / "idx"), "--output_dir", str(out)]) == 0
+    metrics, predictions = run_files(out)
+    assert metrics["questions"] == 2 and {"em", "f1"} <= set(metrics)
+    for p in predictions:
+        sentences = [step["sentence"] for step in p["trace"] if "sentence" in step]
+        assert sentences and all(s.strip() for s in sentences[:-1]), p["trace"]  # it reasons, in sentences
+        assert p["llm_calls"] == len(sentences) + 1 and p["retrieval_calls"] == 1 + sum(
+            "query" in step for step in p["trace"][1:])
+        assert all(step["query"] == step["sentence"] for step in p["trace"][1:] if "query" in step)
 
 
 def test_a_changed_aligner_at_the_same_path_is_refused_not_resumed(tmp_path, kirag_args, make_tiny_encoder, capsys):

@@ -49,7 +49,7 @@ class ChainsConfig:
     """where the retriever searches: the whole corpus, or only the passages the KG store holds (a KG
     extracted for the gold passages alone: the negatives are then other questions' gold passages)"""
     encoder: str = "minilm"
-    """the dense retriever's encoder"""
+    """the encoder of dense retrieval (retrievers `dense` and `hybrid`)"""
     k0: int = 10
     """passages retrieved per chain step"""
     max_negatives: int = 30
@@ -129,8 +129,7 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
                                                    "the KG of these questions first with `prepare.py kg`")
         retriever = None
         if todo:
-            retriever = make_retriever(config.retriever,
-                                       encoder=config.encoder if config.retriever == "dense" else None)
+            retriever = make_retriever(config.retriever, encoder=config.encoder)  # bm25 needs none
             retriever.build(_searched(benchmark.passages, store, config), cache_dir=config.index_cache_dir)
         if config.overwrite:
             out.unlink(missing_ok=True)

@@ -101,6 +101,17 @@ def test_an_output_dir_that_is_a_file_is_refused(tmp_path, capsys):
     (["--mind.retrieve_k", "-1"], "mind.retrieve_k must be at least 1, got -1"),
     (["--index.ef_search", "0"], "index.ef_search must be at least 1, got 0"),
     (["--encoder.batch_size", "0"], "encoder.batch_size must be at least 1, got 0"),
+    (["--hybrid.rrf_k", "0"], "hybrid.rrf_k must be at least 1, got 0"),
+    (["--hybrid.depth", "0"], "hybrid.depth must be at least 1, got 0"),
+    (["--rerank.weight", "1.5"], r"rerank.weight must be in [0, 1], got 1.5"),
+    (["--rerank.weight", "-0.1"], r"rerank.weight must be in [0, 1], got -0.1"),
+    (["--rerank.depth", "0"], "rerank.depth must be at least 1, got 0"),
+    (["--mdr.budget", "0"], "mdr.budget must be at least 1, got 0"),
+    (["--mdr.beam", "0"], "mdr.beam must be at least 1, got 0"),
+    (["--ircot.budget", "0"], "ircot.budget must be at least 1, got 0"),
+    (["--ircot.k", "0"], "ircot.k must be at least 1, got 0"),
+    (["--ircot.max_context", "0"], "ircot.max_context must be at least 1, got 0"),
+    (["--method", "mdr"], "retriever must be 'dense' for method mdr (its path scores add inner products), got 'bm25'"),
 ])
 def test_numbers_out_of_range_are_refused_naming_the_key(tmp_path, capsys, flags, key):
     assert main(flags + ["--output_dir", str(tmp_path / "run")]) == 2

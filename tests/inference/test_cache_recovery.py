@@ -6,8 +6,8 @@ import logging
 import numpy as np
 
 from core.types import Passage, Triple
+from inference.embedding_index import TripleIndex
 from inference.retrievers import BM25Retriever, DenseRetriever
-from inference.triple_index import TripleIndex
 
 CORPUS = [Passage.make("Nile", "The Nile is a river in Africa that flows north."),
           Passage.make("Velm", "Velm is a city with a university."),
@@ -54,7 +54,7 @@ def test_a_corrupt_triple_embedding_chunk_is_dropped_and_recomputed(tmp_path, ti
     chunk.write_bytes(b"PK\x03\x04 truncated")
     with caplog.at_level(logging.WARNING):
         index = TripleIndex(tiny_encoder, tmp_path)
-    assert "unreadable triple-embedding chunk" in caplog.text and not chunk.exists()
+    assert "unreadable embedding chunk" in caplog.text and not chunk.exists()
     assert index.rows == {}
     np.testing.assert_allclose(index.vectors(triples), expected, rtol=0, atol=1e-6)
     assert len(list(tmp_path.glob("triples-*/chunk-*.npz"))) == 1  # the recomputed vectors are saved again

@@ -11,9 +11,9 @@ from core.types import Question, Triple
 from datamodules.aligner_datamodule import ChainExamples, ExampleKey
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.constructor import Construction, Constructor
+from inference.embedding_index import TripleIndex
 from inference.kirag import FALLBACK, KiRAG, _Run
 from inference.retrievers import BM25Retriever
-from inference.triple_index import TripleIndex
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
 
@@ -151,7 +151,7 @@ def test_triple_index_reuses_whole_chunks_after_a_crash(tiny_encoder, tmp_path, 
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr("inference.triple_index.os.replace", killed)
+        patch.setattr("inference.embedding_index.os.replace", killed)
         with pytest.raises(KeyboardInterrupt):
             index.vectors(triples)
     counting = CountingEncoder(tiny_encoder)

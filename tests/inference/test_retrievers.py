@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from core.types import Passage
-from inference.retrievers import BM25Retriever, DenseRetriever, make_retriever, passage_text
+from inference.retrievers import (BM25Retriever, DenseRetriever, HybridConfig, HybridRetriever, make_retriever,
+                                  passage_text, reciprocal_rank_fusion)
 
 CORPUS = [
     Passage.make("Zanzibar", "Zanzibar is an archipelago off the coast of Tanzania, famous for its cloves."),
@@ -165,10 +166,14 @@ def test_make_retriever(tiny_encoder):
     assert isinstance(make_retriever("bm25"), BM25Retriever)
     dense = make_retriever("dense", encoder=tiny_encoder, index="hnsw")
     assert isinstance(dense, DenseRetriever) and dense.index_type == "hnsw"
-    with pytest.raises(ValueError, match="bm25, dense"):
+    hybrid = make_retriever("hybrid", encoder=tiny_encoder, hybrid=HybridConfig(rrf_k=5, depth=7), index="hnsw")
+    assert isinstance(hybrid, HybridRetriever) and isinstance(hybrid.sparse, BM25Retriever)
+    assert hybrid.dense.index_type == "hnsw" and (hybrid.config.rrf_k, hybrid.config.depth) == (5, 7)
+    with pytest.raises(ValueError, match="bm25, dense, hybrid"):
         make_retriever("splade")
-    with pytest.raises(ValueError, match="encoder"):
-        make_retriever("dense")
+    for kind in ("dense", "hybrid"):
+        with pytest.raises(ValueError, match="encoder"):
+            make_retriever(kind)
 
 
 @pytest.mark.skipif(faiss.get_num_gpus() > 0, reason="checks the CPU-only error")
@@ -177,3 +182,71 @@ def test_cuda_without_faiss_gpu_fails_clearly(tiny_encoder):
         DenseRetriever(tiny_encoder, device="cuda").build(CORPUS)
     with pytest.raises(ValueError, match="HNSW"):
         DenseRetriever(tiny_encoder, index="hnsw", device="cuda")
+
+
+# --- hybrid: BM25 and dense fused by reciprocal rank ------------------------------------------------------
+
+
+def test_rrf_scores_and_order_by_hand():
+    bm25 = [("a", 9.0), ("b", 7.0), ("c", 1.0), ("d", 0.5)]
+    dense = [("d", 0.9), ("c", 0.8), ("e", 0.7)]
+    fused = reciprocal_rank_fusion([bm25, dense], rrf_k=1, k=10)
+    # a 1/2, b 1/3, c 1/4 + 1/3, d 1/5 + 1/2, e 1/4
+    assert [pid for pid, _ in fused] == ["d", "c", "a", "b", "e"]
+    assert [s for _, s in fused] == pytest.approx([0.7, 7 / 12, 0.5, 1 / 3, 0.25])
+    assert reciprocal_rank_fusion([bm25, dense], rrf_k=1, k=2) == fused[:2]
+    # rrf_k = 60 flattens the ranks: d (ranks 4 and 1) still beats c (3 and 2), by 1/64 + 1/61 > 1/63 + 1/62
+    assert [pid for pid, _ in reciprocal_rank_fusion([bm25, dense], rrf_k=60, k=3)] == ["d", "c", "a"]
+
+
+def test_rrf_ties_go_to_the_better_rank_then_to_bm25s_list():
+    fused = reciprocal_rank_fusion([[("d", 1.0), ("c", 1.0)], [("b", 1.0), ("a", 1.0)]], rrf_k=60, k=10)
+    assert fused == [("d", 1 / 61), ("b", 1 / 61), ("c", 1 / 62), ("a", 1 / 62)]
+    both = reciprocal_rank_fusion([[("x", 1.0), ("y", 1.0)], [("y", 1.0), ("x", 1.0)]], rrf_k=60, k=10)
+    assert both == [("x", 1 / 61 + 1 / 62), ("y", 1 / 61 + 1 / 62)]
+
+
+class FixedRetriever:
+    """A retriever part that returns `hits` for every query and records the depth asked for."""
+
+    def __init__(self, hits):
+        self.hits, self.ks, self.ids, self.loaded_from_cache = hits, [], [], False
+
+    def build(self, passages, cache_dir=None):
+        self.ids = [p.id for p in passages]
+
+    def search(self, queries, k):
+        self.ks.append(k)
+        return [self.hits[:k] for _ in queries]
+
+
+def test_hybrid_searches_both_to_depth_and_fuses():
+    sparse, dense = FixedRetriever([("a", 9.0), ("b", 7.0)]), FixedRetriever([("b", 0.9), ("c", 0.8)])
+    hybrid = HybridRetriever(sparse, dense, HybridConfig(rrf_k=60, depth=3))
+    hybrid.build(CORPUS)
+    assert hybrid.search(["q1", "q2"], k=2) == [[("b", 1 / 62 + 1 / 61), ("a", 1 / 61)]] * 2
+    hybrid.search(["q"], k=5)  # more than the depth: both search to k
+    assert sparse.ks == dense.ks == [3, 5]
+
+
+def test_hybrid_finds_what_only_bm25_or_only_dense_finds(tiny_encoder, tmp_path):
+    query = ["which archipelago is famous for cloves"]
+    bm25, dense = BM25Retriever(), DenseRetriever(tiny_encoder)
+    for r in (bm25, dense):
+        r.build(CORPUS)
+    (sparse_hits,), (dense_hits,) = bm25.search(query, k=3), dense.search(query, k=3)
+    only_bm25 = {pid for pid, _ in sparse_hits} - {pid for pid, _ in dense_hits}
+    only_dense = {pid for pid, _ in dense_hits} - {pid for pid, _ in sparse_hits}
+    assert len(sparse_hits) == 1 and only_bm25 and only_dense  # the random encoder misses the cloves passage
+    hybrid = make_retriever("hybrid", encoder=tiny_encoder, hybrid=HybridConfig(depth=3))
+    hybrid.build(CORPUS, cache_dir=tmp_path)
+    (fused,) = hybrid.search(query, k=3)
+    assert fused == reciprocal_rank_fusion([sparse_hits, dense_hits], 60, 3)
+    # BM25's one passage and dense's first tie at 1/61 (BM25's first), then dense's second
+    assert [pid for pid, _ in fused] == [sparse_hits[0][0], dense_hits[0][0], dense_hits[1][0]]
+    assert only_bm25 <= {pid for pid, _ in fused} and only_dense & {pid for pid, _ in fused}
+    # each part keeps its own index cache, which a second hybrid (or a BM25 or dense run) reloads
+    assert {p.name.split("-")[0] for p in tmp_path.iterdir()} == {"bm25", "dense"} and not hybrid.loaded_from_cache
+    again = make_retriever("hybrid", encoder=tiny_encoder, hybrid=HybridConfig(depth=3))
+    again.build(CORPUS, cache_dir=tmp_path)
+    assert again.loaded_from_cache and again.search(query, k=3) == [fused]
