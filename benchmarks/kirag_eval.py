@@ -142,8 +142,16 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
     aligner = AlignerConfig(name=trained)
     runs = {"kirag trained": replace(base, method="kirag", kirag=kirag, aligner=aligner,
                                      name="kirag aligner-only, trained")}
-    if budget is None:
-        return runs
+    if budget is not None:
+        runs = _with_baselines(runs, base, kirag, aligner, split, budget, weight)
+    for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
+        where = part if config.method == "kirag" else PARTS[part].questions
+        config.output_dir = str(RUNS / split / where / key.replace(" ", "_"))
+    return runs
+
+
+def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGConfig,
+                    aligner: AlignerConfig, split: str, budget: int, weight: float | None) -> dict[str, EvalConfig]:
     depth = kirag.k0 * kirag.max_steps
     reranks = {f"rerank {w}": replace(base, method="rag+rerank", aligner=aligner, rerank=RerankConfig(weight=w),
                                       name=f"rag+rerank (top {depth}, weight {w})")
@@ -168,9 +176,6 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
             "kirag constructor": replace(base, method="kirag", kirag=replace(kirag, constructor=True),
                                          aligner=aligner, name="kirag constructor, trained"),
         }
-    for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
-        where = part if config.method == "kirag" else PARTS[part].questions
-        config.output_dir = str(RUNS / split / where / key.replace(" ", "_"))
     return runs
 
 
