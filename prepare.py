@@ -21,7 +21,7 @@ import sys
 
 from jsonargparse import ActionConfigFile, ArgumentParser, Namespace
 
-from core.cli import exit_code
+from core.cli import argument_parser, exit_code
 from core.config import dataclass_from
 from datamodules.loaders import DataConfig, convert_to_unified
 from evaluation.config import EvalConfig
@@ -34,7 +34,7 @@ from training_data.traces import TracesConfig, build_traces
 
 
 def build_parser() -> ArgumentParser:
-    data = ArgumentParser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
+    data = argument_parser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
     data.add_argument("--config", action=ActionConfigFile)
     data.add_class_arguments(DataConfig, "data")
     data.add_argument("--output_dir", type=str, required=True)
@@ -43,20 +43,20 @@ def build_parser() -> ArgumentParser:
     index = evaluation_parser()  # the index is the one evaluate.py will look for
     index.description = "Build the retrieval index of a corpus (reused later by evaluate.py)"
 
-    kg = ArgumentParser(description="Extract (or import) the corpus's knowledge triples into a KG store")
+    kg = argument_parser(description="Extract (or import) the corpus's knowledge triples into a KG store")
     kg.add_argument("--config", action=ActionConfigFile)
     kg.add_class_arguments(KGConfig)
 
-    chains = ArgumentParser(description="Build silver reasoning chains with candidate negatives (chains.jsonl)")
+    chains = argument_parser(description="Build silver reasoning chains with candidate negatives (chains.jsonl)")
     chains.add_argument("--config", action=ActionConfigFile)
     chains.add_class_arguments(ChainsConfig)
     chains.add_argument("--report", type=bool, default=True, help="print coverage and ground-truth agreement")
 
-    traces = ArgumentParser(description="Closed-book LM traces with labels, to calibrate MIND's trigger and filter")
+    traces = argument_parser(description="Closed-book LM traces with labels, to calibrate MIND's trigger and filter")
     traces.add_argument("--config", action=ActionConfigFile)
     traces.add_class_arguments(TracesConfig)
 
-    parser = ArgumentParser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
+    parser = argument_parser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
     commands = parser.add_subcommands()
     for name, subparser in (("data", data), ("index", index), ("kg", kg), ("chains", chains), ("traces", traces)):
         commands.add_subcommand(name, subparser)

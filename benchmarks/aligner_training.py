@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import RESULTS, ROOT, machine, parse_args, trained_datamodule, write_results  # noqa: E402
 from core.chains import ChainRecord, read_chains, write_chains  # noqa: E402
-from core.cli import lightning_cli  # noqa: E402
+from models.training_cli import lightning_cli  # noqa: E402
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
 from datamodules.aligner_datamodule import collate  # noqa: E402
 from evaluation.report import markdown_table  # noqa: E402

@@ -18,11 +18,12 @@ from transformers import AutoModel
 
 import export
 from core.chains import ChainRecord, write_chains
-from core.cli import exit_code, lightning_cli
+from core.cli import exit_code
 from core.types import Triple
 from datamodules.aligner_datamodule import AlignerDataModule, collate
 from models.aligner import AlignerModule
 from models.encoder import EncoderConfig
+from models.training_cli import lightning_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs" / "aligner").glob("*.yaml"))

@@ -1,0 +1,50 @@
+"""The training command's LightningCLI (`train.py`): a config names its LightningModule and LightningDataModule."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+import lightning as L
+from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
+
+from core.cli import parsing_settings
+
+
+class TrainingCLI(LightningCLI):
+    """LightningCLI whose checkpoints keep their names and their folder from one run to the next.
+
+    Every `ModelCheckpoint` gets `enable_version_counter: false`: a second `train.py fit` into the same
+    folder overwrites `last.ckpt` (and a fixed name such as `best.ckpt`) instead of writing
+    `last-v1.ckpt` beside a stale `last.ckpt` that later steps would read. (So with `save_top_k` above
+    1, `filename` must hold the monitored value, as Lightning advises anyway.)
+
+    A `ModelCheckpoint` without `dirpath` writes to `<trainer.default_root_dir>/checkpoints` (not to the
+    logger's folder of this one run, where `--ckpt_path last` would not look next time). The training
+    configs rely on it: their checkpoint callbacks share that folder, and `--trainer.default_root_dir`
+    moves them all (`--trainer.callbacks.dirpath` would move only the last callback of the list).
+    """
+
+    def init_parser(self, **kwargs: Any) -> LightningArgumentParser:
+        parsing_settings()
+        return super().init_parser(**kwargs)
+
+    def before_instantiate_classes(self) -> None:
+        config = self.config.get(str(self.subcommand), self.config)
+        trainer = config.get("trainer") or {}
+        callbacks = trainer.get("callbacks") or []
+        root = trainer.get("default_root_dir")
+        for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+            module, _, name = str(callback.get("class_path", "")).rpartition(".")
+            if module and issubclass(getattr(importlib.import_module(module), name, object), ModelCheckpoint):
+                callback.init_args.enable_version_counter = False
+                if callback.init_args.get("dirpath") is None and root is not None:
+                    callback.init_args.dirpath = os.path.join(str(root), "checkpoints")
+
+
+def lightning_cli(args: list[str] | None = None) -> LightningCLI:
+    """LightningCLI in subclass mode: a config names its LightningModule and LightningDataModule."""
+    return TrainingCLI(L.LightningModule, L.LightningDataModule, subclass_mode_model=True, subclass_mode_data=True,
+                       save_config_kwargs={"overwrite": True}, args=args)
