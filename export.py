@@ -3,7 +3,7 @@
     python export.py --ckpt_path runs/aligner/demo/checkpoints/best.ckpt --output_dir runs/aligner/demo/model
     python export.py --ckpt_path ... --output_dir ... --push_to_hub user/kirag-aligner   # also upload
 
-`best.ckpt` holds the weights of the best validation MRR (the training configs' ModelCheckpoint);
+`best.ckpt` holds the weights of the best validation MRR (train.py's ModelCheckpoint);
 `last.ckpt` is for resuming. LoRA adapters are merged. Pushing needs network access and a token
 (`--token` or `hf auth login`). The code is in `models/export.py`.
 """
