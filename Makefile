@@ -41,9 +41,9 @@ test: install
 
 benchmarks: install
 	$(BIN)/pip install --quiet -e ".[$(FAISS),bench]" "$(TORCH)"
-	$(BIN)/python benchmarks/retrieval_baselines.py
-	$(BIN)/python benchmarks/triple_extraction.py
-	$(BIN)/python benchmarks/aligner_training.py
-	$(BIN)/python benchmarks/kirag_eval.py
-	$(BIN)/python benchmarks/mind_eval.py
-	$(BIN)/python benchmarks/lm_backends.py
+	$(BIN)/python -m benchmarks.retrieval_baselines
+	$(BIN)/python -m benchmarks.triple_extraction
+	$(BIN)/python -m benchmarks.aligner_training
+	$(BIN)/python -m benchmarks.kirag_eval
+	$(BIN)/python -m benchmarks.mind_eval
+	$(BIN)/python -m benchmarks.lm_backends

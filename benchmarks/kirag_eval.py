@@ -63,21 +63,19 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
-from core.records import content_digest  # noqa: E402
-from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
-from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig  # noqa: E402
-from evaluation.factory import build_method  # noqa: E402
-from evaluation.metrics import RECALL_KS, compute_metrics  # noqa: E402
-from evaluation.predictions import read_predictions  # noqa: E402
-from evaluation.report import compare, markdown_table, paired_with, run_scores, with_intervals  # noqa: E402
-from evaluation.runner import evaluate  # noqa: E402
-from evaluation.stats import paired_test  # noqa: E402
-from kg.store import KGStore  # noqa: E402
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results
+from core.records import content_digest
+from datamodules.loaders import Benchmark, DataConfig, write_unified
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
+from evaluation.factory import build_method
+from evaluation.metrics import RECALL_KS, compute_metrics
+from evaluation.predictions import read_predictions
+from evaluation.report import compare, markdown_table, paired_with, run_scores, with_intervals
+from evaluation.runner import evaluate
+from evaluation.stats import paired_test
+from kg.store import KGStore
 
 TRAINED = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"  # `--aligner`: the best validation MRR
 RUNS: Path  # set by main: runs/bench/kirag/<training run folder>-<checkpoint digest>
