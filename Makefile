@@ -14,7 +14,7 @@ export WANDB_MODE ?= offline
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS=-U__AMX_INT8__ -DCMAKE_CXX_FLAGS=-U__AMX_INT8__
 
-.PHONY: install demo test benchmarks
+.PHONY: install demo test benchmarks multi
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The Aligner on every dataset with triples: KGs, chains and training, skipping finished steps
+# (python prepare.py recipe --config configs/recipes/multi_cpu.yaml --dry_run true says what is left).
+multi: install
+	$(BIN)/python prepare.py recipe --config configs/recipes/multi_cpu.yaml
 
 benchmarks: install
 	$(BIN)/pip install --quiet -e ".[$(FAISS),bench]" "$(TORCH)"

@@ -9,11 +9,15 @@ import sys
 import threading
 from argparse import ArgumentError
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
-from jsonargparse import ArgumentParser, set_parsing_settings
+from jsonargparse import ActionConfigFile, ArgumentParser, set_parsing_settings
 
+from core.config import dataclass_from
 from core.records import DataError, OutputBusyError
+
+T = TypeVar("T")
 
 
 def parsing_settings() -> None:
@@ -26,6 +30,19 @@ def argument_parser(**kwargs: Any) -> ArgumentParser:
     """A jsonargparse `ArgumentParser(**kwargs)` with the project's `parsing_settings`."""
     parsing_settings()
     return ArgumentParser(**kwargs)
+
+
+def config_parser(cls: type, **kwargs: Any) -> ArgumentParser:
+    """A parser of the config dataclass `cls`: its fields as flags, and `--config` for a YAML file of them."""
+    parser = argument_parser(**kwargs)
+    parser.add_argument("--config", action=ActionConfigFile)
+    parser.add_class_arguments(cls)
+    return parser
+
+
+def config_from_file(cls: type[T], path: str | Path) -> T:
+    """The config dataclass `cls` of a YAML file, read as `config_parser(cls)` reads `--config path`."""
+    return dataclass_from(cls, config_parser(cls, exit_on_error=False).parse_args(["--config", str(path)]))
 
 
 DEBUG = "MHR_DEBUG"  # set to 1 to see the traceback of an error

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import lightning as L
+import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
@@ -69,3 +70,10 @@ def lightning_cli(args: list[str] | None = None) -> LightningCLI:
     """LightningCLI in subclass mode: a config names its LightningModule and LightningDataModule."""
     return TrainingCLI(L.LightningModule, L.LightningDataModule, subclass_mode_model=True, subclass_mode_data=True,
                        save_config_kwargs={"overwrite": True}, args=args)
+
+
+def finished(checkpoint: str | os.PathLike, max_epochs: int) -> bool:
+    """Whether a checkpoint of `train.py fit` was saved after `max_epochs` epochs: the count at which Lightning's
+    fit loop stops, so that resuming from it (`--ckpt_path last`) trains no further."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    return state["loops"]["fit_loop"]["epoch_progress"]["current"]["processed"] >= max_epochs

@@ -23,7 +23,7 @@ from core.types import Triple
 from datamodules.aligner_datamodule import AlignerDataModule, collate
 from models.aligner import AlignerModule
 from models.encoder import EncoderConfig
-from models.training_cli import MODEL_CHECKPOINT, lightning_cli
+from models.training_cli import MODEL_CHECKPOINT, finished, lightning_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs" / "aligner").glob("*.yaml"))
@@ -240,6 +240,7 @@ def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_ru
     assert sorted(p.name for p in folder.iterdir()) == ["best.ckpt", "last.ckpt"]
     best, last = load(folder / "best.ckpt"), load(folder / "last.ckpt")
     assert last["global_step"] == 25  # steps 26-28 are redone
+    assert not finished(folder / "last.ckpt", 3)  # in the last epoch, but not at its end
     # best.ckpt, saved at an epoch's end (step 11 or 22), is where a last.ckpt written only with a new
     # best (save_last on the val/mrr callback) would have resumed from, losing every step after it.
     assert best["global_step"] in (11, 22)
@@ -257,6 +258,7 @@ def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_ru
     # last.ckpt: the end of training, the same as the uninterrupted run's
     last, full_last = load(folder / "last.ckpt"), load(full_dir / "checkpoints" / "last.ckpt")
     assert last["global_step"] == full_last["global_step"] == 33
+    assert finished(folder / "last.ckpt", 3) and not finished(folder / "last.ckpt", 4)  # so the recipe skips it
     assert same_tensors(full_last["state_dict"], last["state_dict"])
     assert same_tensors(full.model.state_dict(), last["state_dict"])
 
