@@ -14,7 +14,7 @@ export WANDB_MODE ?= offline
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc)
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS=-U__AMX_INT8__ -DCMAKE_CXX_FLAGS=-U__AMX_INT8__
 
-.PHONY: install demo test benchmarks
+.PHONY: install demo test benchmarks multi
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +39,16 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# The Aligner on every dataset with triples: KGs, chains and training, skipping finished steps
+# (python prepare.py recipe --config configs/recipes/multi_cpu.yaml --dry_run true says what is left).
+multi: install
+	$(BIN)/python prepare.py recipe --config configs/recipes/multi_cpu.yaml
+
 benchmarks: install
 	$(BIN)/pip install --quiet -e ".[$(FAISS),bench]" "$(TORCH)"
-	$(BIN)/python benchmarks/retrieval_baselines.py
-	$(BIN)/python benchmarks/triple_extraction.py
-	$(BIN)/python benchmarks/aligner_training.py
-	$(BIN)/python benchmarks/kirag_eval.py
-	$(BIN)/python benchmarks/mind_eval.py
-	$(BIN)/python benchmarks/lm_backends.py
+	$(BIN)/python -m benchmarks.retrieval_baselines
+	$(BIN)/python -m benchmarks.triple_extraction
+	$(BIN)/python -m benchmarks.aligner_training
+	$(BIN)/python -m benchmarks.kirag_eval
+	$(BIN)/python -m benchmarks.mind_eval
+	$(BIN)/python -m benchmarks.lm_backends

@@ -13,9 +13,7 @@ recall@k against k. The code is in `evaluation/`.
 
 import sys
 
-from jsonargparse import ArgumentParser
-
-from core.cli import exit_code
+from core.cli import argument_parser, exit_code
 from evaluation.config import parse_config
 from evaluation.report import compare
 from evaluation.runner import evaluate
@@ -24,7 +22,7 @@ from evaluation.runner import evaluate
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["compare"]:
-        parser = ArgumentParser(prog="evaluate.py compare", description=compare.__doc__, exit_on_error=False)
+        parser = argument_parser(prog="evaluate.py compare", description=compare.__doc__, exit_on_error=False)
         parser.add_argument("runs", type=str, nargs="+",
                             help="output folders of finished runs, or their per-question scores files (*.jsonl.gz)")
         parser.add_argument("--output_dir", type=str, required=True)

@@ -3,7 +3,7 @@
     python export.py --ckpt_path runs/aligner/demo/checkpoints/best.ckpt --output_dir runs/aligner/demo/model
     python export.py --ckpt_path ... --output_dir ... --push_to_hub user/kirag-aligner   # also upload
 
-`best.ckpt` holds the weights of the best validation MRR (the training configs' ModelCheckpoint);
+`best.ckpt` holds the weights of the best validation MRR (train.py's ModelCheckpoint);
 `last.ckpt` is for resuming. LoRA adapters are merged. Pushing needs network access and a token
 (`--token` or `hf auth login`). The code is in `models/export.py`.
 """
@@ -12,13 +12,13 @@ import sys
 
 from jsonargparse import ArgumentParser
 
-from core.cli import exit_code
+from core.cli import argument_parser, exit_code
 from models.aligner import AlignerModule
 from models.export import export_aligner, push_to_hub
 
 
 def build_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="export.py", description=__doc__.split("\n")[0], exit_on_error=False)
+    parser = argument_parser(prog="export.py", description=__doc__.split("\n")[0], exit_on_error=False)
     parser.add_argument("--ckpt_path", type=str, required=True,
                         help="a checkpoint written by train.py (best.ckpt: the best validation MRR)")
     parser.add_argument("--output_dir", type=str, required=True, help="the folder to write")

@@ -6,6 +6,7 @@
     python prepare.py kg --config configs/kg/demo.yaml
     python prepare.py chains --config configs/chains/demo.yaml
     python prepare.py traces --config configs/trigger/traces_demo.yaml
+    python prepare.py recipe --config configs/recipes/multi_cpu.yaml [--dry_run true]
 
 `data` writes `questions.jsonl` and `passages.jsonl` in the unified format (read back with
 `--data.format unified`). `index` builds (or finds up to date) the retrieval index of a corpus,
@@ -14,6 +15,8 @@ external ones (`openie`), into a resumable store (`kg/`). `chains` builds the Al
 file: silver reasoning chains with candidate negatives (`training_data/chains.py`). `traces` runs
 the LM closed-book on training questions and writes the labelled signals that calibrate MIND's
 trigger and entity filter (`training_data/traces.py`). Each command resumes where it stopped.
+`recipe` runs a list of `kg` and `chains` configs and a training config (`train.py fit`) in order,
+skipping the steps whose output is finished (`training_data/recipe.py`).
 """
 
 import json
@@ -21,7 +24,7 @@ import sys
 
 from jsonargparse import ActionConfigFile, ArgumentParser, Namespace
 
-from core.cli import exit_code
+from core.cli import argument_parser, config_parser, exit_code
 from core.config import dataclass_from
 from datamodules.loaders import DataConfig, convert_to_unified
 from evaluation.config import EvalConfig
@@ -30,11 +33,12 @@ from evaluation.factory import build_retriever
 from kg.build import KGConfig, build_kg
 from training_data.chain_quality import chain_report
 from training_data.chains import ChainsConfig, build_chains_file
+from training_data.recipe import RecipeConfig, run_recipe
 from training_data.traces import TracesConfig, build_traces
 
 
 def build_parser() -> ArgumentParser:
-    data = ArgumentParser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
+    data = argument_parser(description="Write a benchmark as unified questions.jsonl and passages.jsonl")
     data.add_argument("--config", action=ActionConfigFile)
     data.add_class_arguments(DataConfig, "data")
     data.add_argument("--output_dir", type=str, required=True)
@@ -43,22 +47,22 @@ def build_parser() -> ArgumentParser:
     index = evaluation_parser()  # the index is the one evaluate.py will look for
     index.description = "Build the retrieval index of a corpus (reused later by evaluate.py)"
 
-    kg = ArgumentParser(description="Extract (or import) the corpus's knowledge triples into a KG store")
-    kg.add_argument("--config", action=ActionConfigFile)
-    kg.add_class_arguments(KGConfig)
+    kg = config_parser(KGConfig, description="Extract (or import) the corpus's knowledge triples into a KG store")
 
-    chains = ArgumentParser(description="Build silver reasoning chains with candidate negatives (chains.jsonl)")
-    chains.add_argument("--config", action=ActionConfigFile)
-    chains.add_class_arguments(ChainsConfig)
+    chains = config_parser(ChainsConfig,
+                           description="Build silver reasoning chains with candidate negatives (chains.jsonl)")
     chains.add_argument("--report", type=bool, default=True, help="print coverage and ground-truth agreement")
 
-    traces = ArgumentParser(description="Closed-book LM traces with labels, to calibrate MIND's trigger and filter")
-    traces.add_argument("--config", action=ActionConfigFile)
-    traces.add_class_arguments(TracesConfig)
+    traces = config_parser(TracesConfig,
+                           description="Closed-book LM traces with labels, to calibrate MIND's trigger and filter")
 
-    parser = ArgumentParser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
+    recipe = config_parser(RecipeConfig, description="Run KG, chains and training steps in order, skipping finished ones")
+    recipe.add_argument("--dry_run", type=bool, default=False, help="only say what each step would do")
+
+    parser = argument_parser(prog="prepare.py", description=__doc__.split("\n")[0], exit_on_error=False)
     commands = parser.add_subcommands()
-    for name, subparser in (("data", data), ("index", index), ("kg", kg), ("chains", chains), ("traces", traces)):
+    for name, subparser in (("data", data), ("index", index), ("kg", kg), ("chains", chains), ("traces", traces),
+                            ("recipe", recipe)):
         commands.add_subcommand(name, subparser)
     return parser
 
@@ -82,6 +86,8 @@ def run(cfg: Namespace) -> None:
             print(json.dumps(chain_report(config), indent=2))
     elif cfg.subcommand == "traces":
         print(json.dumps(build_traces(dataclass_from(TracesConfig, cfg.traces)), indent=2))
+    elif cfg.subcommand == "recipe":
+        run_recipe(dataclass_from(RecipeConfig, cfg.recipe), cfg.recipe.dry_run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,8 @@ included) is set in the YAML or on the command line.
 
 import sys
 
-from core.cli import exit_code, lightning_cli
+from core.cli import exit_code
+from models.training_cli import lightning_cli
 
 if __name__ == "__main__":
     sys.exit(exit_code(lightning_cli, sigterm=False))

@@ -1,6 +1,6 @@
 """Aligner training: step throughput against sentence-transformers, and next-triple ranking before/after training.
 
-    python benchmarks/aligner_training.py [--steps N] [--config CONFIG] [--ablation OVERLAY ...]
+    python -m benchmarks.aligner_training [--steps N] [--config CONFIG] [--ablation OVERLAY ...]
                                           [--retrain] [--skip_throughput] [--skip_training]
 
 The throughput part runs on the MuSiQue train-100 silver chains over its gpt-3.5 triples
@@ -50,18 +50,15 @@ import numpy as np
 import torch
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import RESULTS, ROOT, machine, parse_args, trained_datamodule, write_results  # noqa: E402
-from core.chains import ChainRecord, read_chains, write_chains  # noqa: E402
-from core.cli import lightning_cli  # noqa: E402
-from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey  # noqa: E402
-from datamodules.aligner_datamodule import collate  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from evaluation.stats import paired_test  # noqa: E402
-from models.aligner import AlignerModule  # noqa: E402
-from models.encoder import Encoder  # noqa: E402
-from models.packaged import resolve_model_path  # noqa: E402
+from benchmarks.common import RESULTS, ROOT, machine, parse_args, trained_datamodule, write_results
+from core.chains import ChainRecord, read_chains, write_chains
+from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey, collate
+from evaluation.report import markdown_table
+from evaluation.stats import paired_test
+from models.aligner import AlignerModule, adamw
+from models.encoder import Encoder
+from models.packaged import resolve_model_path
+from models.training_cli import lightning_cli
 
 CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
 MULTI = ROOT / "configs" / "aligner" / "multi_cpu.yaml"
@@ -87,17 +84,6 @@ def limited_chains(limit: int | None, folder: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- throughput
-
-
-def adamw(module: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW grouped as `AlignerModule.configure_optimizers` does: no decay on biases and norm weights."""
-    decay, no_decay = [], []
-    for sub in module.modules():
-        for name, param in sub.named_parameters(recurse=False):
-            if param.requires_grad:
-                (no_decay if "Norm" in type(sub).__name__ or name == "bias" else decay).append(param)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, fused=True)
 
 
 def fit_length(tokenizer, texts: list[str], limit: int) -> tuple[list[str], int]:
@@ -175,7 +161,7 @@ def run_throughput(chains: Path, settings: dict, steps: int) -> tuple[list[dict]
         columns += [[negs[j] for negs in batch["negatives"]] for j in range(n_neg)]
         return [st.preprocess(column) for column in columns]
 
-    optimizers = {"ours": adamw(ours, lr, wd), "st": adamw(st, lr, wd)}
+    optimizers = {"ours": adamw(ours, lr, wd), "st": adamw(st, lr, wd)}  # the Aligner's, for both
     modules = {"ours": ours, "st": st}
 
     def loss_of(method: str, batch: dict) -> torch.Tensor:
@@ -467,7 +453,7 @@ def main(args: argparse.Namespace) -> None:
                 "against the recipe's checkpoint.\n\n" + markdown_table(ablations, list(ablations[0])))
     memory = RESULTS / f"{args.output_name}_memory.md"
     if memory.is_file():  # written by `--memory`, a separate run (each setting in a fresh process)
-        parts.append("## Memory of one step, plain against cached loss\n\nFrom `python benchmarks/aligner_training.py "
+        parts.append("## Memory of one step, plain against cached loss\n\nFrom `python -m benchmarks.aligner_training "
                      f"--memory` (`benchmarks/results/{memory.name}`):\n\n"
                      + memory.read_text().split("\n\n", 2)[-1])
     write_results(args.output_name, "\n".join(parts), flat)
@@ -483,7 +469,7 @@ def cut_note(part: dict) -> str:
 # batch size in `--memory_batch_sizes`, with the plain loss and with the gradient cache
 # (`AlignerModule(cache_mini_batch=--memory_mini_batch)`), each setting in a fresh process:
 #
-#     python benchmarks/aligner_training.py --memory [--memory_batch_sizes 16 64 256]
+#     python -m benchmarks.aligner_training --memory [--memory_batch_sizes 16 64 256]
 #                                           [--memory_mini_batch 16] [--memory_device cpu|cuda]
 
 
@@ -567,7 +553,7 @@ def run_memory(args: argparse.Namespace) -> None:
         for method, mini_batch in (("plain", None), ("cached", args.memory_mini_batch)):
             setting = {"batch_size": batch_size, "mini_batch": mini_batch, "device": device,
                        "negatives": d["num_negatives"]}
-            command = [sys.executable, str(Path(__file__).resolve()), "--memory_child", json.dumps(setting)]
+            command = [sys.executable, "-m", "benchmarks.aligner_training", "--memory_child", json.dumps(setting)]
             if args.threads:
                 command += ["--threads", str(args.threads)]
             done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)

@@ -1,6 +1,6 @@
 """Triple extraction in corpus order against grouped by demonstrations, with llama.cpp, side by side.
 
-    python benchmarks/extraction_order.py [--questions 20] [--kg_config configs/kg/hotpotqa_ircot_dev_100.yaml]
+    python -m benchmarks.extraction_order [--questions 20] [--kg_config configs/kg/hotpotqa_ircot_dev_100.yaml]
 
 `TripleExtractor.extract_into` sorts the passages it extracts by their chosen demonstrations, so
 prompts that begin alike (instruction, then the same demonstrations) follow each other and
@@ -34,16 +34,14 @@ from pathlib import Path
 import yaml
 from tqdm.auto import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
-from core.config import dataclass_from  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from kg.build import KGConfig  # noqa: E402
-from kg.extraction import TripleExtractor, batched  # noqa: E402
-from kg.store import KGStore  # noqa: E402
-from models.encoder import Encoder  # noqa: E402
-from models.lm import Slots  # noqa: E402
+from benchmarks.common import ROOT, machine, parse_args, write_results
+from core.config import dataclass_from
+from evaluation.report import markdown_table
+from kg.build import KGConfig
+from kg.extraction import TripleExtractor, batched
+from kg.store import KGStore
+from models.encoder import Encoder
+from models.lm import Slots
 
 KG_CONFIG = ROOT / "configs" / "kg" / "hotpotqa_ircot_dev_100.yaml"
 

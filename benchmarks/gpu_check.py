@@ -8,8 +8,8 @@ bf16-mixed with the cached loss, and the plain loss at the same batch (its peak 
 memory). Then exact inner-product search with faiss on the CPU and, where faiss has GPU support, on
 the GPU.
 
-    python benchmarks/gpu_check.py            # on the GPU machine
-    python benchmarks/gpu_check.py --tiny     # the same path on this CPU, with a 2-layer encoder
+    python -m benchmarks.gpu_check            # on the GPU machine
+    python -m benchmarks.gpu_check --tiny     # the same path on this CPU, with a 2-layer encoder
 
 The GPU machine lacks some of the project's pure-Python dependencies; carry them as wheels (see the
 device tool's README): jsonargparse, docstring-parser, typeshed-client, bm25s, PyStemmer, datasets,
@@ -30,12 +30,10 @@ import lightning as L
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import ROOT, machine, write_results  # noqa: E402
-from core.chains import ChainRecord, write_chains  # noqa: E402
-from core.types import Triple  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
+from benchmarks.common import ROOT, machine, write_results
+from core.chains import ChainRecord, write_chains
+from core.types import Triple
+from evaluation.report import markdown_table
 
 RECIPE = ROOT / "configs" / "aligner" / "paper_e5_large_ddp.yaml"
 E5_LARGE = {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096}

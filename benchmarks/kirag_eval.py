@@ -1,7 +1,7 @@
 """KiRAG against the baselines a reviewer expects, each at KiRAG's passage budget.
 
-    python benchmarks/kirag_eval.py --split validation   # choices, on validation questions only
-    python benchmarks/kirag_eval.py --split test         # the released config, scored once on test questions
+    python -m benchmarks.kirag_eval --split validation   # choices, on validation questions only
+    python -m benchmarks.kirag_eval --split test         # the released config, scored once on test questions
         [--aligner runs/aligner/multi/checkpoints/best.ckpt] [--parts musique musique_own hotpotqa hotpotqa_ircot_full]
 
 Every method searches the same dense MiniLM index and is answered by the same reader (the packaged
@@ -36,7 +36,7 @@ The KGs (committed archives restore in seconds):
     python prepare.py kg --config configs/kg/musique_train_100.yaml       # musique_own: this project's
     python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml      # hotpotqa
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_500.yaml  # hotpotqa_ircot_full
-and the Aligner: `configs/aligner/multi_cpu.yaml` (its header gives the recipe).
+and the Aligner: `python prepare.py recipe --config configs/recipes/multi_cpu.yaml`.
 """
 
 import argparse
@@ -48,17 +48,17 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results  # noqa: E402
-from core.records import content_digest  # noqa: E402
-from datamodules.loaders import Benchmark, DataConfig, write_unified  # noqa: E402
-from evaluation.config import (AlignerConfig, EvalConfig, IRCoTConfig, KiRAGConfig, MDRConfig, ReaderConfig,  # noqa: E402
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results
+from core.records import content_digest
+from datamodules.loaders import Benchmark, DataConfig, write_unified
+from evaluation.config import (AlignerConfig, EvalConfig, IRCoTConfig, KiRAGConfig, MDRConfig, ReaderConfig,
                                RerankConfig)
-from evaluation.report import cost_table, headline_table, markdown_table, significance, significance_table  # noqa: E402
-from evaluation.runner import evaluate  # noqa: E402
-from evaluation.scores import SCORES_NAME, ScoredRun, read_run  # noqa: E402
-from kg.store import KGStore  # noqa: E402
+from evaluation.report import cost_table, headline_table, markdown_table, significance, significance_table
+from evaluation.runner import evaluate
+from evaluation.scores import SCORES_NAME, ScoredRun, read_run
+from kg.store import KGStore
 
 RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<checkpoint digest>
 VALIDATION = "kirag_validation"

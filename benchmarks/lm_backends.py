@@ -1,7 +1,7 @@
 """LM backends side by side: transformers (float32, the dequantised GGUF) against llama.cpp (the q4 GGUF
 as it is), on the same inputs, on this machine.
 
-    python benchmarks/lm_backends.py [--passages 30] [--questions 20] [--mind_questions 3]
+    python -m benchmarks.lm_backends [--passages 30] [--questions 20] [--mind_questions 3]
 
 Inputs (MuSiQue hipporag_train_100, the project's packaged Qwen2.5-Coder-0.5B-Instruct):
 - extraction: the gold passages of the first questions (`--passages`), 2 demonstrations, at most
@@ -27,31 +27,28 @@ import argparse
 import json
 import multiprocessing
 import resource
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import torch
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from core.text import answer_scores  # noqa: E402
-from core.types import Triple  # noqa: E402
-from datamodules.loaders import DataConfig  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from inference.constructor import Constructor  # noqa: E402
-from inference.mind import MindRAG, PassageSearch  # noqa: E402
-from inference.reader import Reader  # noqa: E402
-from inference.retrievers import BM25Retriever  # noqa: E402
-from kg.extraction import TripleExtractor  # noqa: E402
-from kg.openie_import import import_openie  # noqa: E402
-from kg.quality import identical_share, precision_recall  # noqa: E402
-from kg.store import KGStore  # noqa: E402
-from models.encoder import Encoder  # noqa: E402
-from models.lm_config import LMConfig  # noqa: E402
-from models.packaged import packaged_qwen_gguf, packaged_qwen_path  # noqa: E402
+from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results
+from core.text import answer_scores
+from core.types import Triple
+from datamodules.loaders import DataConfig
+from evaluation.report import markdown_table
+from inference.constructor import Constructor
+from inference.mind import MindRAG, PassageSearch
+from inference.reader import Reader
+from inference.retrievers import BM25Retriever
+from kg.extraction import TripleExtractor
+from kg.openie_import import import_openie
+from kg.quality import identical_share, precision_recall
+from kg.store import KGStore
+from models.encoder import Encoder
+from models.lm_config import LMConfig
+from models.packaged import packaged_qwen_gguf, packaged_qwen_path
 
 RUNS = ROOT / "runs" / "bench" / "lm_backends"
 DATA = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),

@@ -1,6 +1,6 @@
 """MIND's claim, tested: fewer retrieval calls than fixed-interval retrieval at equal or better EM/F1.
 
-    python benchmarks/mind_eval.py [--questions 100] [--trace_questions 100] [--attention sentence] [--methods ...]
+    python -m benchmarks.mind_eval [--questions 100] [--trace_questions 100] [--attention sentence] [--methods ...]
 
 Calibration, never on an evaluated question: closed-book traces of the first `--trace_questions`
 questions of HotpotQA hipporag_train_100 (a training split), labelled per sentence
@@ -28,27 +28,28 @@ processes on them slow each other down badly.
 
 import argparse
 import math
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import lightning as L
+import torch
+from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-import lightning as L  # noqa: E402
-import torch  # noqa: E402
-from torchmetrics.classification import BinaryAUROC, BinaryF1Score  # noqa: E402
+import lightning as L
+import torch
+from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from core.records import split_held_out  # noqa: E402
-from datamodules.loaders import DataConfig  # noqa: E402
-from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces  # noqa: E402
-from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig  # noqa: E402
-from evaluation.report import compare, cost_table, headline_table, markdown_table, significance_table  # noqa: E402
-from evaluation.runner import evaluate  # noqa: E402
-from evaluation.stats import p_text  # noqa: E402
-from models.trigger_calibrator import TriggerCalibrator, attention_key  # noqa: E402
-from models.uncertainty import MindParams, dynamic_threshold, max_rind_score  # noqa: E402
-from training_data.traces import TracesConfig, build_traces, label_counts  # noqa: E402
+from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results
+from core.records import split_held_out
+from datamodules.loaders import DataConfig
+from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig
+from evaluation.report import compare, cost_table, headline_table, markdown_table, significance_table
+from evaluation.runner import evaluate
+from evaluation.stats import p_text
+from models.trigger_calibrator import TriggerCalibrator, attention_key
+from models.uncertainty import MindParams, dynamic_threshold, max_rind_score
+from training_data.traces import TracesConfig, build_traces, label_counts
 
 RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)

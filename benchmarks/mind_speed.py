@@ -2,7 +2,7 @@
 llama.cpp with one KV-cache slot, llama.cpp with every slot (the default), and llama.cpp with every
 slot running the questions together (`mind.concurrency`: their LM calls generated as one batch).
 
-    python benchmarks/mind_speed.py [--questions 3]
+    python -m benchmarks.mind_speed [--questions 3]
 
 MIND's calls come one prompt at a time from interleaved prompt families (the next sentence, the
 entity prompt, the sentence again after retrieval). With one slot each family's prompt evicts the
@@ -21,12 +21,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine, parse_args, write_results  # noqa: E402
-from benchmarks.mind_eval import method_configs  # noqa: E402
-from evaluation.factory import build_method  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
+from benchmarks.common import machine, parse_args, write_results
+from benchmarks.mind_eval import method_configs
+from evaluation.factory import build_method
+from evaluation.report import markdown_table
 
 
 def main(args: argparse.Namespace) -> None:

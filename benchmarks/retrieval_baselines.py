@@ -1,6 +1,6 @@
 """Single-shot retrieval baselines (BM25, dense MiniLM) on the shared benchmark slices.
 
-    python benchmarks/retrieval_baselines.py [--limit N]
+    python -m benchmarks.retrieval_baselines [--limit N]
 
 For each dataset: recall@2/5/10 of both retrievers, index build throughput (passages/s) and
 query throughput (queries/s), measured side by side in this process, with dense throughput also
@@ -11,21 +11,18 @@ retrieval: a vector-DB baseline) are scored as a peer row; it lists 8 titles, so
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from core.text import normalize_space  # noqa: E402
-from datamodules.loaders import load_benchmark  # noqa: E402
-from evaluation.metrics import compute_metrics  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from inference.methods import Prediction, SingleShotRAG  # noqa: E402
-from inference.retrievers import make_retriever  # noqa: E402
-from models.encoder import Encoder, EncoderConfig  # noqa: E402
+from benchmarks.common import SHARED_DATA, machine, parse_args, write_results
+from core.text import normalize_space
+from datamodules.loaders import load_benchmark
+from evaluation.metrics import compute_metrics
+from evaluation.report import markdown_table
+from inference.methods import Prediction, SingleShotRAG
+from inference.retrievers import make_retriever
+from models.encoder import Encoder, EncoderConfig
 
 DATASETS = {
     "hotpotqa-ircot-dev-500": ("ircot", "hotpotqa/ircot_dev_500.jsonl", None, None),

@@ -1,6 +1,6 @@
 """Silver chains against the gold chains that MuSiQue and 2Wiki carry, by hop count and dataset.
 
-    python benchmarks/silver_chains.py
+    python -m benchmarks.silver_chains
 
 Each question's chain is built twice from the triples of its gold passages, as `prepare.py chains`
 builds it (`training_data/chains.py`, `ChainBuilder`): in `search` mode, without the ground truth
@@ -36,24 +36,21 @@ number of evidences; skipped, with a line saying so, while its KG store lacks th
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import ROOT, machine, parse_args, write_results  # noqa: E402
-from core.config import dataclass_from  # noqa: E402
-from core.records import read_records, split_held_out  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from kg.build import KGConfig, build_kg  # noqa: E402
-from kg.graph import KnowledgeGraph  # noqa: E402
-from kg.store import KGStore  # noqa: E402
-from training_data.chain_quality import recovery, summarise_recovery  # noqa: E402
-from training_data.chains import ChainsConfig, build_chains  # noqa: E402
-from training_data.silver_chains import ChainBuilder  # noqa: E402
+from benchmarks.common import ROOT, machine, parse_args, write_results
+from core.config import dataclass_from
+from core.records import read_records, split_held_out
+from evaluation.report import markdown_table
+from kg.build import KGConfig, build_kg
+from kg.graph import KnowledgeGraph
+from kg.store import KGStore
+from training_data.chain_quality import recovery, summarise_recovery
+from training_data.chains import ChainsConfig, build_chains
+from training_data.silver_chains import ChainBuilder
 
 CONFIGS = ROOT / "configs"
 DATASETS = {  # name -> (chains config, KG config: built here when it imports triples, never with the LM)

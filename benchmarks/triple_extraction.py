@@ -1,6 +1,6 @@
 """Triple extraction with the packaged LM: speed by batch size, and quality against gpt-3.5's triples.
 
-    python benchmarks/triple_extraction.py [--passages 16] [--batch_sizes 1 4 8 16] [--threads 1]
+    python -m benchmarks.triple_extraction [--passages 16] [--batch_sizes 1 4 8 16] [--threads 1]
 
 The sample is fixed: the gold passages of the first MuSiQue train-100 questions (hop order), up to
 `--passages`. Each batch size extracts the same sample into a fresh store; passages/s and
@@ -14,23 +14,20 @@ batch-1 output against the gpt-3.5 triples HippoRAG published for the same passa
 """
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import SHARED_DATA, machine, parse_args, write_results  # noqa: E402
-from datamodules.loaders import load_benchmark  # noqa: E402
-from evaluation.report import markdown_table  # noqa: E402
-from kg.extraction import TripleExtractor  # noqa: E402
-from kg.openie_import import import_openie  # noqa: E402
-from kg.quality import precision_recall  # noqa: E402
-from kg.store import KGStore  # noqa: E402
-from models.encoder import Encoder  # noqa: E402
-from models.transformers_lm import CausalLM  # noqa: E402
-from training_data.silver_chains import contains_answer  # noqa: E402
+from benchmarks.common import SHARED_DATA, machine, parse_args, write_results
+from datamodules.loaders import load_benchmark
+from evaluation.report import markdown_table
+from kg.extraction import TripleExtractor
+from kg.openie_import import import_openie
+from kg.quality import precision_recall
+from kg.store import KGStore
+from models.encoder import Encoder
+from models.transformers_lm import CausalLM
+from training_data.silver_chains import contains_answer
 
 MUSIQUE = "musique/hipporag_train_100.json"
 CORPUS = "musique/hipporag_train_100_corpus.json"

@@ -1,54 +1,48 @@
-"""What the command-line entry points share: the training CLI and clean error exits."""
+"""What the command-line entry points share: jsonargparse parsers with the project's settings, and clean
+error exits."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import sys
 import threading
 from argparse import ArgumentError
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
-import lightning as L
-from lightning.pytorch.callbacks import ModelCheckpoint
-from lightning.pytorch.cli import LightningCLI
+from jsonargparse import ActionConfigFile, ArgumentParser, set_parsing_settings
 
-import core.config  # noqa: F401  (config fields' docstrings in every parser's --help)
+from core.config import dataclass_from
 from core.records import DataError, OutputBusyError
 
-
-class TrainingCLI(LightningCLI):
-    """LightningCLI whose checkpoints keep their names and their folder from one run to the next.
-
-    Every `ModelCheckpoint` gets `enable_version_counter: false`: a second `train.py fit` into the same
-    folder overwrites `last.ckpt` (and a fixed name such as `best.ckpt`) instead of writing
-    `last-v1.ckpt` beside a stale `last.ckpt` that later steps would read. (So with `save_top_k` above
-    1, `filename` must hold the monitored value, as Lightning advises anyway.)
-
-    A `ModelCheckpoint` without `dirpath` writes to `<trainer.default_root_dir>/checkpoints` (not to the
-    logger's folder of this one run, where `--ckpt_path last` would not look next time). The training
-    configs rely on it: their checkpoint callbacks share that folder, and `--trainer.default_root_dir`
-    moves them all (`--trainer.callbacks.dirpath` would move only the last callback of the list).
-    """
-
-    def before_instantiate_classes(self) -> None:
-        config = self.config.get(str(self.subcommand), self.config)
-        trainer = config.get("trainer") or {}
-        callbacks = trainer.get("callbacks") or []
-        root = trainer.get("default_root_dir")
-        for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
-            module, _, name = str(callback.get("class_path", "")).rpartition(".")
-            if module and issubclass(getattr(importlib.import_module(module), name, object), ModelCheckpoint):
-                callback.init_args.enable_version_counter = False
-                if callback.init_args.get("dirpath") is None and root is not None:
-                    callback.init_args.dirpath = os.path.join(str(root), "checkpoints")
+T = TypeVar("T")
 
 
-def lightning_cli(args: list[str] | None = None) -> LightningCLI:
-    """LightningCLI in subclass mode: a config names its LightningModule and LightningDataModule."""
-    return TrainingCLI(L.LightningModule, L.LightningDataModule, subclass_mode_model=True, subclass_mode_data=True,
-                       save_config_kwargs={"overwrite": True}, args=args)
+def parsing_settings() -> None:
+    """jsonargparse's settings for the project's parsers, set by each command as it builds one: `--help`
+    shows every config field's attribute docstring (the string under the field)."""
+    set_parsing_settings(docstring_parse_attribute_docstrings=True)
+
+
+def argument_parser(**kwargs: Any) -> ArgumentParser:
+    """A jsonargparse `ArgumentParser(**kwargs)` with the project's `parsing_settings`."""
+    parsing_settings()
+    return ArgumentParser(**kwargs)
+
+
+def config_parser(cls: type, **kwargs: Any) -> ArgumentParser:
+    """A parser of the config dataclass `cls`: its fields as flags, and `--config` for a YAML file of them."""
+    parser = argument_parser(**kwargs)
+    parser.add_argument("--config", action=ActionConfigFile)
+    parser.add_class_arguments(cls)
+    return parser
+
+
+def config_from_file(cls: type[T], path: str | Path) -> T:
+    """The config dataclass `cls` of a YAML file, read as `config_parser(cls)` reads `--config path`."""
+    return dataclass_from(cls, config_parser(cls, exit_on_error=False).parse_args(["--config", str(path)]))
 
 
 DEBUG = "MHR_DEBUG"  # set to 1 to see the traceback of an error

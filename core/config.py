@@ -1,18 +1,14 @@
 """Config dataclasses: built from what jsonargparse parsed, and checked where they are built, with one
 message that names the key (`kirag.k0 must be at least 1, got 0`).
 
-Each field is documented by an attribute docstring (the string under it); importing this module
-makes every jsonargparse parser, LightningCLI's included, show those strings in `--help`.
+Each field is documented by an attribute docstring (the string under it), which `--help` shows: every
+parser is built with `core.cli.parsing_settings`.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar, get_type_hints
-
-from jsonargparse import set_parsing_settings
-
-set_parsing_settings(docstring_parse_attribute_docstrings=True)
 
 T = TypeVar("T")
 

@@ -9,6 +9,7 @@ from typing import Literal, get_args
 
 from jsonargparse import ActionConfigFile, ArgumentParser
 
+from core.cli import argument_parser
 from core.config import ConfigError, dataclass_from, require_non_negative, require_positive
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.mind import EntityFilter
@@ -256,8 +257,8 @@ class EvalConfig:
 
 
 def build_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="evaluate.py", description="Evaluate a retrieval method on a benchmark",
-                            exit_on_error=False)
+    parser = argument_parser(prog="evaluate.py", description="Evaluate a retrieval method on a benchmark",
+                             exit_on_error=False)
     parser.add_argument("--config", action=ActionConfigFile, help="YAML config file")
     parser.add_class_arguments(EvalConfig, fail_untyped=True)
     return parser

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from core.config import ConfigError, require_non_negative, require_positive
+from core.types import Passage
 from datamodules.loaders import DataConfig
 from kg.archive import TRIPLES_NAME, read_archive, restore_archive, restore_entries, save_archive
 from kg.extraction import TripleExtractor, extraction_notice, left_empty
@@ -63,12 +64,7 @@ class KGConfig:
 
 def build_kg(config: KGConfig) -> dict:
     """Extract (or import) the triples of the passages the store lacks; returns counts and the store's stats."""
-    benchmark = config.data.load()
-    passages = benchmark.passages
-    if config.only_gold:
-        gold = {pid for q in benchmark.questions for pid in q.gold_passage_ids}
-        passages = [p for p in passages if p.id in gold]
-    passages = passages[: config.limit]
+    passages = kg_passages(config)
     store = KGStore(config.store)
     others = [read_archive(folder) for folder in config.restore_from]
     restored = sum(restore_entries(entries, store) for entries in others)
@@ -98,6 +94,28 @@ def build_kg(config: KGConfig) -> dict:
         summary["archive"] = {"folder": config.archive, "restored": restored, "added": added, "replaced": replaced}
     summary["store"] = store.stats()
     return summary
+
+
+def kg_passages(config: KGConfig) -> list[Passage]:
+    """The passages `build_kg` gives triples: the corpus, or its gold passages (`only_gold`), up to `limit`."""
+    benchmark = config.data.load()
+    passages = benchmark.passages
+    if config.only_gold:
+        gold = {pid for q in benchmark.questions for pid in q.gold_passage_ids}
+        passages = [p for p in passages if p.id in gold]
+    return passages[: config.limit]
+
+
+def pending_passages(config: KGConfig) -> tuple[list[str], int]:
+    """The ids of the passages `build_kg` still has to give triples (those the store lacks, even if an
+    archive holds them, and with `retry_empty` those the LM left empty), and how many it covers."""
+    passages = kg_passages(config)
+    if not Path(config.store).is_dir():
+        return [p.id for p in passages], len(passages)
+    store = KGStore(config.store, create=False)
+    missing = set(store.missing(p.id for p in passages))
+    retry = config.retry_empty and not config.openie
+    return [p.id for p in passages if p.id in missing or retry and left_empty(store, p.id)], len(passages)
 
 
 def archive_settings(config: KGConfig) -> dict:

@@ -30,6 +30,24 @@ def retrieval_metrics(prefix: str, empty_target_action: str = "neg") -> MetricCo
     }, prefix=prefix)
 
 
+def adamw(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """The Aligner's optimizer: AdamW over the trainable parameters of `model`, each once; biases and norm
+    weights get no weight decay."""
+    decay, no_decay, seen = [], [], set()
+    for module in model.modules():
+        is_norm = "Norm" in type(module).__name__  # LayerNorm, RMSNorm, model-specific norms
+        for name, param in module.named_parameters(recurse=False):
+            if not param.requires_grad or id(param) in seen:
+                continue
+            seen.add(id(param))
+            (no_decay if is_norm or name == "bias" else decay).append(param)
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        fused=True,  # one kernel for every parameter: 8x faster than the per-tensor loop on a CPU
+    )
+
+
 class AlignerModule(L.LightningModule):
     """Trains the Aligner with `ChainContrastiveLoss`; queries and triples share one encoder.
 
@@ -213,19 +231,7 @@ class AlignerModule(L.LightningModule):
             self.log_dict(metrics, on_epoch=True, batch_size=len(batch["queries"]))
 
     def configure_optimizers(self) -> dict[str, Any]:
-        decay, no_decay, seen = [], [], set()
-        for module in self.modules():
-            is_norm = "Norm" in type(module).__name__  # LayerNorm, RMSNorm, model-specific norms
-            for name, param in module.named_parameters(recurse=False):
-                if not param.requires_grad or id(param) in seen:
-                    continue
-                seen.add(id(param))
-                (no_decay if is_norm or name == "bias" else decay).append(param)
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.hparams.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=self.hparams.lr,
-            fused=True,  # one kernel for every parameter: 8x faster than the per-tensor loop on a CPU
-        )
+        optimizer = adamw(self, self.hparams.lr, self.hparams.weight_decay)
         total = int(self.trainer.estimated_stepping_batches)
         scheduler = get_linear_schedule_with_warmup(optimizer, round(self.hparams.warmup_ratio * total), total)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

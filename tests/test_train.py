@@ -18,11 +18,12 @@ from transformers import AutoModel
 
 import export
 from core.chains import ChainRecord, write_chains
-from core.cli import exit_code, lightning_cli
+from core.cli import exit_code
 from core.types import Triple
 from datamodules.aligner_datamodule import AlignerDataModule, collate
 from models.aligner import AlignerModule
 from models.encoder import EncoderConfig
+from models.training_cli import MODEL_CHECKPOINT, finished, lightning_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs" / "aligner").glob("*.yaml"))
@@ -65,7 +66,7 @@ def inputs(tmp_path_factory, tiny_tokenizer):
 
 def fit_args(inputs, run_dir, *extra: str) -> list[str]:
     """10 questions for training, 2 for validation, batches of 4: 5 steps per epoch, 2 epochs. The demo
-    config's checkpoint callbacks as they are: all write to `run_dir/checkpoints` (core/cli.py)."""
+    config's checkpoint callbacks as they are: all write to `run_dir/checkpoints` (models/training_cli.py)."""
     return [
         "fit", "--config", str(ROOT / "configs" / "aligner" / "demo.yaml"),
         "--model.encoder.name", str(inputs / "model"), "--model.lr", "1e-3",
@@ -146,13 +147,18 @@ def full_run(inputs, tmp_path_factory):
     return run_dir, cli
 
 
+def printed_callbacks(config: Path, capsys) -> list[dict]:
+    """`trainer.callbacks` as `train.py fit --config <config> --print_config` prints them."""
+    with pytest.raises(SystemExit):
+        lightning_cli(["fit", "--config", str(config), "--print_config"])
+    return yaml.safe_load(capsys.readouterr().out)["trainer"]["callbacks"]
+
+
 @pytest.mark.parametrize("config", TRAINING_CONFIGS, ids=[f"{c.parent.name}-{c.stem}" for c in TRAINING_CONFIGS])
 def test_every_training_config_keeps_best_and_last(config, capsys):
     """best.ckpt follows the monitored metric; last.ckpt follows training, every few steps and at each
     epoch's end, whatever the metric does; all in one folder, each weight stored once."""
-    with pytest.raises(SystemExit):
-        lightning_cli(["fit", "--config", str(config), "--print_config"])
-    callbacks = yaml.safe_load(capsys.readouterr().out)["trainer"]["callbacks"]
+    callbacks = printed_callbacks(config, capsys)
     checkpoints = [c["init_args"] for c in callbacks if c["class_path"].endswith(".ModelCheckpoint")]
     best, *last = checkpoints
     assert best["monitor"] and best["filename"] == "best" and best["save_top_k"] == 1
@@ -161,6 +167,28 @@ def test_every_training_config_keeps_best_and_last(config, capsys):
     if config.parent.name == "aligner":  # the trigger's epochs take milliseconds
         assert any((c["every_n_train_steps"] or 0) > 0 for c in last)
     assert all(not c["save_last"] and c["dirpath"] is None for c in checkpoints)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.stem for c in CONFIGS])
+def test_the_aligner_configs_get_train_py_three_checkpoints(config, capsys):
+    """The configs do not write the checkpoints out; train.py's (CHECKPOINTS) are: best.ckpt by val/mrr,
+    last.ckpt every 5 optimizer steps (500 in the GPU recipe, which changes only that) and at each epoch's end."""
+    keys = ("monitor", "mode", "save_top_k", "save_last", "filename", "every_n_train_steps", "every_n_epochs")
+    callbacks = [(c["class_path"], {k: c["init_args"][k] for k in keys}) for c in printed_callbacks(config, capsys)]
+    last = {"monitor": None, "mode": "min", "save_top_k": 1, "save_last": None, "filename": "last"}
+    assert callbacks == [
+        (MODEL_CHECKPOINT, {"monitor": "val/mrr", "mode": "max", "save_top_k": 1, "save_last": False, "filename": "best",
+                            "every_n_train_steps": None, "every_n_epochs": None}),
+        (MODEL_CHECKPOINT, {**last, "every_n_train_steps": 500 if config.stem == "paper_e5_large_ddp" else 5,
+                            "every_n_epochs": None}),
+        (MODEL_CHECKPOINT, {**last, "every_n_train_steps": None, "every_n_epochs": 1}),
+    ]
+
+
+def test_a_config_with_its_own_checkpoints_replaces_train_py_ones(capsys):
+    callbacks = printed_callbacks(ROOT / "configs" / "trigger" / "demo.yaml", capsys)
+    assert [(c["init_args"]["monitor"], c["init_args"]["every_n_train_steps"]) for c in callbacks] == [
+        ("val/loss", None), (None, None)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.stem for c in CONFIGS])
@@ -212,6 +240,7 @@ def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_ru
     assert sorted(p.name for p in folder.iterdir()) == ["best.ckpt", "last.ckpt"]
     best, last = load(folder / "best.ckpt"), load(folder / "last.ckpt")
     assert last["global_step"] == 25  # steps 26-28 are redone
+    assert not finished(folder / "last.ckpt", 3)  # in the last epoch, but not at its end
     # best.ckpt, saved at an epoch's end (step 11 or 22), is where a last.ckpt written only with a new
     # best (save_last on the val/mrr callback) would have resumed from, losing every step after it.
     assert best["global_step"] in (11, 22)
@@ -229,6 +258,7 @@ def test_resume_mid_epoch_matches_an_uninterrupted_run(inputs, tmp_path, full_ru
     # last.ckpt: the end of training, the same as the uninterrupted run's
     last, full_last = load(folder / "last.ckpt"), load(full_dir / "checkpoints" / "last.ckpt")
     assert last["global_step"] == full_last["global_step"] == 33
+    assert finished(folder / "last.ckpt", 3) and not finished(folder / "last.ckpt", 4)  # so the recipe skips it
     assert same_tensors(full_last["state_dict"], last["state_dict"])
     assert same_tensors(full.model.state_dict(), last["state_dict"])
 
@@ -270,7 +300,7 @@ def test_a_second_run_into_the_same_folder_overwrites_best_and_last(inputs, tmp_
     assert not any(p.is_symlink() for p in folder.iterdir())
     callbacks = second.trainer.checkpoint_callbacks
     assert len(callbacks) == 3 and all(isinstance(c, ModelCheckpoint) for c in callbacks)
-    # core.cli turns the version counter off and puts them all in <default_root_dir>/checkpoints
+    # TrainingCLI turns the version counter off and puts them all in <default_root_dir>/checkpoints
     assert all(not c._enable_version_counter and Path(c.dirpath) == folder.resolve() for c in callbacks)
     callback = second.trainer.checkpoint_callback
     assert callback.monitor == "val/mrr" and Path(callback.best_model_path) == (folder / "best.ckpt").resolve()

@@ -79,6 +79,27 @@ class ChainsConfig:
         return settings
 
 
+def pending_questions(config: ChainsConfig) -> tuple[list[str], int]:
+    """The ids of the questions `build_chains_file` still has to write, and how many questions there are:
+    all of them with `overwrite`, or when the output was made with other settings (the run says which)."""
+    questions = config.data.load().questions
+    out = Path(config.output)
+    written: set[str] = set()
+    if out.is_file() and not config.overwrite:
+        with exclusive_output(out, is_folder=False):  # not while another run appends to it
+            try:
+                check_settings(_settings_record(out), config.settings(), out, overwrite=False)
+                written = _written_ids(out)
+            except ValueError:
+                pass
+    return [q.id for q in questions if q.id not in written], len(questions)
+
+
+def _settings_record(out: Path) -> Path:
+    """The file beside a chains file that holds the settings that made it."""
+    return out.with_name(out.name.split(".")[0] + ".run.json")
+
+
 def _written_ids(path: Path) -> set[str]:
     """Question ids already in the file; cuts off a partial last line."""
     return {record_field(record, "question_id", str, path, where) for where, record in log_records(path)}
@@ -116,7 +137,7 @@ def build_chains_file(config: ChainsConfig, extractor: TripleExtractor | None = 
     store = KGStore(config.kg_store, create=extractor is not None)
     kg = KnowledgeGraph(store, extractor, passages)
     out = Path(config.output)
-    record = out.with_name(out.name.split(".")[0] + ".run.json")
+    record = _settings_record(out)
     settings = config.settings()
     with exclusive_output(out, is_folder=False):
         check_settings(record, settings, out, config.overwrite)

@@ -9,7 +9,7 @@ import lightning as L
 import pytest
 import torch
 
-from core.cli import lightning_cli
+from models.training_cli import lightning_cli
 from core.records import DataError
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
 from models.trigger_calibrator import PARAMS, DegenerateParams, TriggerCalibrator, check
