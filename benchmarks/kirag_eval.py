@@ -48,7 +48,6 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 
 from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results
 from core.records import content_digest

@@ -35,10 +35,6 @@ import lightning as L
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-import lightning as L
-import torch
-from torchmetrics.classification import BinaryAUROC, BinaryF1Score
-
 from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results
 from core.records import split_held_out
 from datamodules.loaders import DataConfig
