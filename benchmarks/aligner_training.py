@@ -23,16 +23,17 @@ with the settings of `configs/aligner/shared_cpu.yaml`. The ranking part trains 
    text (the same embeddings, padding being masked); ST pads each of its model calls to the longest
    text in it. The matrix products of forward and backward take most of the step, about in
    proportion to the tokens run; tokenisation, clipping and the AdamW step are a few percent.
-2. Next-triple MRR, R@1 and R@5 on each dataset's held-out test questions (a seeded random split by
+2. Next-triple MRR and R@5 on each dataset's held-out test questions (a seeded random split by
    question, taken before chains were built) before and after training: the Aligner is trained through
-   `train.py`'s CLI (in process) on `--config`, unless that run's best.ckpt is there from an earlier
-   run of this script, and best.ckpt (the best validation MRR, on validation questions disjoint from the
-   test ones) is evaluated. For every prefix of every test chain the positive is ranked among ALL its
-   stored candidates (itself and every mined negative, not a sample), with the base MiniLM and with
-   the trained weights; paired bootstrap over questions.
-   Each `--ablation` (a config overlaid on `--config`, such as configs/aligner/ablations/*.yaml) is
-   trained the same way into its own folder and ranked on the same test questions, paired against
-   `--config`'s checkpoint.
+   `train.py`'s CLI (in process) on `--config`, unless a finished training of it is there, and best.ckpt
+   (the best validation MRR, on validation questions disjoint from the test ones) is evaluated. For
+   every prefix of every test chain the positive is ranked among ALL its stored candidates (itself and
+   every mined negative, not a sample); a question scores the mean over its prefixes; paired sign-flip
+   tests, Holm over the table. The test questions are scored for the released recipe only.
+   Each `--ablation` (a config overlaid on `--config`, such as configs/aligner/ablations/*.yaml: a
+   decision the recipe made) is trained the same way into its own folder, and both checkpoints rank
+   the VALIDATION questions neither trained on: the decision is made again there, never on test.
+   Per-question scores go to `benchmarks/results/aligner_training/`.
 3. With `--memory` (a separate run, below), the peak memory of one step; the training report quotes
    its last table.
 """
@@ -53,12 +54,13 @@ import yaml
 from benchmarks.common import RESULTS, ROOT, machine, parse_args, trained_datamodule, write_results
 from core.chains import ChainRecord, read_chains, write_chains
 from datamodules.aligner_datamodule import AlignerDataModule, ChainExamples, ExampleKey, collate
-from evaluation.report import markdown_table
-from evaluation.stats import paired_test
+from evaluation.report import markdown_table, significance
+from evaluation.scores import ScoredRun, write_scores
+from evaluation.stats import p_text
 from models.aligner import AlignerModule, adamw
 from models.encoder import Encoder
 from models.packaged import resolve_model_path
-from models.training_cli import lightning_cli
+from models.training_cli import finished, lightning_cli
 
 CONFIG = ROOT / "configs" / "aligner" / "shared_cpu.yaml"
 MULTI = ROOT / "configs" / "aligner" / "multi_cpu.yaml"
@@ -265,15 +267,23 @@ def rank_metrics(encoder: Encoder, records: list[ChainRecord]) -> dict:
 
 def train(configs: list[Path], retrain: bool) -> tuple[Path, dict]:
     """Train with train.py's CLI on `configs` (each overlaid on the ones before) into their run folder,
-    unless this function trained the best.ckpt there already (then read back, with the timing it saved
-    beside it); returns best.ckpt and the timing."""
-    roots = [(yaml.safe_load(c.read_text()).get("trainer") or {}).get("default_root_dir") for c in configs]
-    root = ROOT / [r for r in roots if r][-1]
-    best, record = root / "checkpoints" / "best.ckpt", root / "benchmark_training.json"
-    if best.is_file() and record.is_file() and not retrain:
-        timing = json.loads(record.read_text())
+    unless a finished training is there already: one this function ran (read back with the timing it
+    saved beside it) or one `train.py fit` ran to its last epoch (its seconds then unmeasured here);
+    returns best.ckpt and the timing."""
+    layers = [yaml.safe_load(c.read_text()).get("trainer") or {} for c in configs]
+    root = ROOT / [t["default_root_dir"] for t in layers if t.get("default_root_dir")][-1]
+    max_epochs = [t["max_epochs"] for t in layers if "max_epochs" in t][-1]
+    best, last, record = (root / "checkpoints" / "best.ckpt", root / "checkpoints" / "last.ckpt",
+                          root / "benchmark_training.json")
+    if best.is_file() and not retrain:
+        timing = json.loads(record.read_text()) if record.is_file() else {}
         if timing.get("checkpoint mtime_ns") == best.stat().st_mtime_ns:  # not retrained elsewhere since
             return best, timing
+        if last.is_file() and finished(last, max_epochs):
+            state = torch.load(last, map_location="cpu", weights_only=False, mmap=True)
+            scores = [c["best_model_score"] for c in state["callbacks"].values() if c.get("best_model_score") is not None]
+            return best, {"seconds": None, "steps": state["global_step"], "epochs": state["epoch"],
+                          "best val/mrr": float(scores[0])}
     args = ["fit", *(a for c in configs for a in ("--config", str(c))), "--trainer.enable_progress_bar", "false",
             "--trainer.enable_model_summary", "false"]
     start = time.perf_counter()
@@ -291,30 +301,66 @@ def train(configs: list[Path], retrain: bool) -> tuple[Path, dict]:
     return best, timing
 
 
-def tested_records(data: AlignerDataModule) -> dict[str, list[ChainRecord]]:
-    """Each dataset's TEST questions (split off before chains were built, never trained or validated
-    on) that have a complete chain, and all of them together (`all`)."""
-    tested = {}
-    for name, path in data.datasets.items():
-        test = set(data.test_ids[name])
-        tested[name] = [r for r in read_chains(path) if r.complete and r.chain and r.question_id in test]
-    tested["all"] = [r for records in tested.values() for r in records]
-    return tested
+def held_out_records(data: AlignerDataModule, questions: set[str]) -> dict[str, list[ChainRecord]]:
+    """Each dataset's records of `questions` that have a complete chain, and all of them (`all`)."""
+    kept = {name: [r for r in read_chains(path) if r.complete and r.chain and r.question_id in questions]
+            for name, path in data.datasets.items()}
+    return kept | {"all": [r for records in kept.values() for r in records]}
 
 
-def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict, dict]:
+def ranked(model: str, encoder: Encoder, records: dict[str, list[ChainRecord]], source: str) -> ScoredRun:
+    """Per question of `records` (over all datasets): its MRR and R@5 over its chain's prefixes, and its dataset."""
+    scores = {}
+    for dataset, rows in records.items():
+        if dataset != "all" and rows:
+            per_question = rank_metrics(encoder, rows)["per question"]
+            scores |= {r.question_id: {"dataset": dataset, "mrr": per_question["mrr"][i], "r@5": per_question["r@5"][i]}
+                       for i, r in enumerate(rows)}
+    return ScoredRun(model, "chains", scores, source)
+
+
+def of_dataset(run: ScoredRun, dataset: str) -> ScoredRun:
+    keep = {q: row for q, row in run.scores.items() if dataset == "all" or row["dataset"] == dataset}
+    return ScoredRun(run.method, run.corpus, keep, run.source)
+
+
+def mean_of(run: ScoredRun, metric: str) -> float:
+    return float(np.mean([row[metric] for row in run.scores.values()]))
+
+
+def paired_rows(runs: list[tuple[ScoredRun, ScoredRun]], datasets: list[str]) -> list[dict]:
+    """(run, against) per dataset on MRR and R@5: one family, Holm-adjusted (`evaluation.report.significance`)."""
+    family, labels = [], []
+    for run, against in runs:
+        for dataset in datasets:
+            mine, theirs = of_dataset(run, dataset), of_dataset(against, dataset)
+            if mine.scores.keys() & theirs.scores.keys():
+                family += [(mine, theirs, metric) for metric in ("mrr", "r@5")]
+                labels += [dataset, dataset]
+    return [row | {"dataset": d} for row, d in zip(significance(family), labels, strict=True)]
+
+
+def save_scores(runs: dict[str, ScoredRun]) -> None:
+    """Each ScoredRun's per-question figures under benchmarks/results/aligner_training/<name>.jsonl.gz."""
+    folder = RESULTS / "aligner_training"
+    folder.mkdir(exist_ok=True)
+    for name, run in runs.items():
+        write_scores(run, folder / f"{name}.jsonl.gz")
+
+
+def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], dict, ScoredRun, AlignerDataModule]:
     """Train on every dataset of `config`, then rank each dataset's test questions with the base encoder
-    and with best.ckpt. Also returns each dataset's ranking after training (rank_metrics), for ablations."""
+    and with best.ckpt, paired. Also returns the trained encoder's checkpoint and datamodule, for ablations."""
     best, timing = train([config], retrain)
     data = trained_datamodule(best)
     settings = yaml.safe_load(config.read_text())
     base = AlignerModule(**settings["model"]["init_args"]).encoder
     trained = AlignerModule.from_checkpoint(best).encoder.eval()
     train_n, val_n = Counter(data.train_record_datasets), Counter(data.val_record_datasets)
-    composition, rows = [], []
+    composition = []
     flat = {"training.config": str(config.relative_to(ROOT)), "training.checkpoint": str(best.relative_to(ROOT)),
             **{f"training.{k}": v for k, v in timing.items()}}
-    tested = tested_records(data)
+    tested = held_out_records(data, {q for ids in data.test_ids.values() for q in ids})
     for name, path in data.datasets.items():
         records = read_chains(path)
         composition.append({"dataset": name, "chains file": str(Path(path).relative_to(ROOT)),
@@ -322,20 +368,13 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
                             "test questions": len(data.test_ids[name]),
                             "test questions with a complete chain": len(tested[name]),
                             "trained on": train_n[name], "validation": val_n[name]})
-    per_question = {}
-    for name, records in tested.items():
-        if not records:
-            continue
-        before, after = rank_metrics(base, records), rank_metrics(trained, records)
-        per_question[name] = after
-        row = {"dataset": name, "questions": before["questions"], "examples": before["examples"],
-               "mean candidates": before["mean candidates"]}
-        for metric in ("mrr", "r@1", "r@5"):
-            row[f"{metric} before"], row[f"{metric} after"] = before[metric], after[metric]
-        for metric in ("mrr", "r@5"):
-            row[f"{metric} p"] = paired_test(before["per question"][metric], after["per question"][metric]).p
-        rows.append(row)
-        flat.update({f"ranking.{name}.{k}": v for k, v in row.items() if k != "dataset"})
+    before, after = ranked("base MiniLM", base, tested, "test"), ranked("trained", trained, tested, "test")
+    save_scores({"test_base": before, "test_trained": after})
+    datasets = [d for d, records in tested.items() if records]
+    rows = paired_rows([(after, before)], datasets)
+    for row in rows:
+        flat.update({f"ranking.{row['dataset']}.{row['metric']}.{k}": v for k, v in row.items()
+                     if k not in ("dataset", "metric", "method", "against")})
     for row in composition:
         flat.update({f"training.data.{row['dataset']}.{k}": v for k, v in row.items()
                      if k not in ("dataset", "chains file")})
@@ -343,38 +382,63 @@ def run_training(config: Path, retrain: bool) -> tuple[list[dict], list[dict], d
     flat["training.questions_outside_test"] = sum(r["questions"] - r["test questions"] for r in composition)
     flat["training.trained_on"] = sum(r["trained on"] for r in composition)
     flat["training.only_complete"] = data.hparams.only_complete
-    flat["training.test_ids"] = data.test_ids
-    return composition, rows, flat, per_question
+    ranking = [{"dataset": d, "questions": len(of_dataset(before, d).scores)}
+               | {f"{m} {when}": mean_of(of_dataset(run, d), m) for m in ("mrr", "r@5")
+                  for when, run in (("before", before), ("after", after))} for d in datasets]
+    return composition, ranking, flat, rows, (best, trained, data)
 
 
-def run_ablation(config: Path, overlay: Path, recipe: dict, test_ids: dict, trained_on: int, retrain: bool) -> tuple[list[dict], dict]:
-    """Train `config` overlaid with `overlay`, and rank each dataset's test questions with its best.ckpt,
-    paired against the recipe's checkpoint (`recipe`: run_training's rankings after training, per dataset;
-    `test_ids`: the recipe's test questions; `trained_on`: the recipe's count of training questions)."""
+DECISIONS = {"complete_only": "train on incomplete chains too (`only_complete: false`)",
+             "store_negatives": "retrieve the negatives of MuSiQue kag_100's and HotpotQA ircot's chains from the "
+                                "whole corpus, not from the gold passages' KG"}
+
+
+def run_ablation(config: Path, overlay: Path, recipe: tuple[Path, Encoder, AlignerDataModule], retrain: bool
+                 ) -> tuple[ScoredRun, ScoredRun, dict]:
+    """Train `config` overlaid with `overlay`, and rank the validation questions that neither it nor the
+    recipe trained on (complete chains of the recipe's chains files, so the negatives are the recipe's)
+    with both checkpoints."""
     best, timing = train([config, overlay], retrain)
     data = trained_datamodule(best)
-    if data.test_ids != test_ids:
+    _, recipe_encoder, recipe_data = recipe
+    if data.test_ids != recipe_data.test_ids:
         raise RuntimeError(f"{overlay}: its test questions are not the recipe's (an overlay must not change the split)")
-    encoder = AlignerModule.from_checkpoint(best).encoder.eval()
+    trained_on = {r.question_id for r in data.train_records + recipe_data.train_records}
+    held = {r.question_id for r in data.val_records + recipe_data.val_records} - trained_on
+    records = held_out_records(recipe_data, held)
     name = overlay.stem
+    ablated = ranked(name, AlignerModule.from_checkpoint(best).encoder.eval(), records, "validation")
+    mine = ranked("recipe", recipe_encoder, records, "validation")
+    save_scores({f"validation_{name}": ablated, f"validation_{name}_recipe": mine})
     flat = {f"ablation.{name}.config": str(overlay.relative_to(ROOT)),
             **{f"ablation.{name}.{k}": v for k, v in timing.items()},
-            f"ablation.{name}.trained_on": len(data.train_records)}
-    rows = []
-    for dataset, records in tested_records(data).items():
-        if dataset not in recipe:
-            continue
-        ablated = rank_metrics(encoder, records)
-        row = {"ablation": name, "dataset": dataset, "questions": ablated["questions"],
-               "trained on (recipe)": trained_on, "trained on (ablation)": len(data.train_records)}
-        for metric in ("mrr", "r@5"):
-            row[f"{metric} recipe"], row[f"{metric} ablation"] = recipe[dataset][metric], ablated[metric]
-            row[f"{metric} p"] = paired_test(recipe[dataset]["per question"][metric],
-                                             ablated["per question"][metric]).p
-        rows.append(row)
-        flat.update({f"ablation.{name}.{dataset}.{k}": v for k, v in row.items()
-                     if k not in ("ablation", "dataset", "trained on (recipe)", "trained on (ablation)")})
-    return rows, flat
+            f"ablation.{name}.trained_on": len(data.train_records),
+            f"ablation.{name}.validation_questions": len(ablated.scores)}
+    return ablated, mine, flat
+
+
+def ablation_report(results: list[tuple[ScoredRun, ScoredRun, dict]]) -> tuple[str, dict]:
+    """One family over every ablation: each against the recipe on MRR and R@5, per dataset and over all;
+    then, per decision, whether the recipe's choice still holds on validation (the higher MRR over all)."""
+    datasets = list(dict.fromkeys(d for ablated, _, _ in results for d in
+                                  [row["dataset"] for row in ablated.scores.values()])) + ["all"]
+    rows = paired_rows([(ablated, recipe) for ablated, recipe, _ in results], datasets)
+    flat, lines = {}, []
+    for i, row in enumerate(rows):
+        flat.update({f"ablation.paired.{i}.{k}": v for k, v in row.items()})
+    for ablated, recipe, _ in results:
+        ours, theirs = mean_of(recipe, "mrr"), mean_of(ablated, "mrr")
+        test = next(r for r in rows if r["method"] == ablated.method and r["dataset"] == "all" and r["metric"] == "mrr")
+        holds = ours >= theirs
+        flat[f"ablation.{ablated.method}.decision_holds"] = holds
+        lines.append(f"- {DECISIONS.get(ablated.method, ablated.method)}: {'holds' if holds else 'does not hold'} on "
+                     f"validation (MRR {ours:.3f} with it, {theirs:.3f} without, over {test['questions']} questions; "
+                     f"difference {test['difference']:+.1f} points, Holm-adjusted p {p_text(test['p (Holm)'])}: "
+                     f"{test['verdict']}).")
+    shown = [{"ablation": r["method"], "dataset": r["dataset"], "metric": r["metric"], "questions": r["questions"],
+              "difference (points)": f"{r['difference']:+.1f} ({r['low']:+.1f}, {r['high']:+.1f})",
+              "p": p_text(r["p"]), "p (Holm)": p_text(r["p (Holm)"]), "verdict": r["verdict"]} for r in rows]
+    return markdown_table(shown, list(shown[0])) + "\n" + "\n".join(lines) + "\n", flat
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -417,45 +481,53 @@ def main(args: argparse.Namespace) -> None:
                 "to its longest text. Model calls and the tokens they run (padded) are counted at each model's "
                 "embedding layer; unpadded: the tokens of the texts themselves.\n\n" + markdown_table(rows, columns))
     if not args.skip_training:
-        composition, rows, t, per_question = run_training(args.config.resolve(), args.retrain)
-        test_ids = t.pop("training.test_ids")
+        composition, ranking, t, paired, recipe = run_training(args.config.resolve(), args.retrain)
         flat.update(t)
-        ablations = []
+        results = []
         for overlay in args.ablation:
-            more, a = run_ablation(args.config.resolve(), overlay.resolve(), per_question, test_ids,
-                                   t["training.trained_on"], args.retrain)
-            ablations += more
+            ablated, mine, a = run_ablation(args.config.resolve(), overlay.resolve(), recipe, args.retrain)
+            results.append((ablated, mine, a))
             flat.update(a)
         trained = ("have a chain (complete or not) and are trained on and the rest validate"
                    if not t["training.only_complete"] else
                    "have a complete chain and are trained on and the rest of the complete ones validate")
+        seconds = (f"{t['training.seconds']:.0f} s on this machine, validation included" if t["training.seconds"]
+                   else "trained by `train.py fit` before this run, its time not measured here")
+        shown = [{"dataset": r["dataset"], "metric": r["metric"], "questions": r["questions"],
+                  "difference (points)": f"{r['difference']:+.1f} ({r['low']:+.1f}, {r['high']:+.1f})",
+                  "p": p_text(r["p"]), "p (Holm)": p_text(r["p (Holm)"]), "verdict": r["verdict"]} for r in paired]
         parts.append(
             "## Training on every dataset\n\n"
-            f"`python train.py fit --config {t['training.config']}` (run by this script through the same CLI): "
-            f"{t['training.steps']} steps, {t['training.epochs']} epochs, {t['training.seconds']:.0f} s on this "
-            f"machine, validation included; the evaluated checkpoint is `{t['training.checkpoint']}`, the best "
-            f"validation MRR ({t['training.best val/mrr']:.3f}). {t['training.questions']} questions in all, "
+            f"`python train.py fit --config {t['training.config']}`: {t['training.steps']} steps, "
+            f"{t['training.epochs'] + 1} epochs, {seconds}; the evaluated checkpoint is `{t['training.checkpoint']}`, "
+            f"the best validation MRR ({t['training.best val/mrr']:.3f}). {t['training.questions']} questions in all, "
             f"{t['training.questions_outside_test']} outside the test splits, of which {t['training.trained_on']} "
             f"{trained}. Each dataset's test questions are a seeded random split by question taken before its "
             "chains were built (`test_fraction`; 1 for a dataset that is a test set only), never trained or "
             "validated on.\n\n"
             + markdown_table(composition, list(composition[0]))
             + "\n## Next-triple ranking on the held-out test questions, per dataset\n\n"
-            "Every prefix of every test question's complete chain; the positive ranked among itself and all "
-            "its stored negatives (ties count against it). Before: the base all-MiniLM-L6-v2; after: best.ckpt. "
-            "p: paired bootstrap over questions (each question's mean over its prefixes).\n\n"
-            + markdown_table(rows, list(rows[0])))
-        if ablations:
+            "Test questions, scored once for the released recipe. Every prefix of every test question's complete "
+            "chain; the positive ranked among itself and all its stored negatives (ties count against it); each "
+            "question's MRR and R@5 are means over its prefixes. Before: the base all-MiniLM-L6-v2; after: "
+            "best.ckpt.\n\n" + markdown_table(ranking, list(ranking[0]))
+            + "\nAfter against before: paired sign-flip tests over questions, one family (Holm) over the "
+            "table's rows; differences in points with their 95% BCa intervals.\n\n" + markdown_table(shown, list(shown[0])))
+        if results:
+            text, a = ablation_report(results)
+            flat.update(a)
             parts.append(
-                "## Ablations on the same test questions\n\n"
-                f"Each overlay on `{t['training.config']}` trained the same way, through the same CLI, into its own "
-                "folder; its best.ckpt ranks the same test prefixes as above. p: paired bootstrap over questions "
-                "against the recipe's checkpoint.\n\n" + markdown_table(ablations, list(ablations[0])))
+                "## Decisions made again on validation questions\n\n"
+                f"Each overlay on `{t['training.config']}` trained the same way into its own folder; its best.ckpt "
+                "and the recipe's rank the validation questions neither trained on (complete chains, the recipe's "
+                "chains files, so the same negatives), never the test questions. Ablation against recipe: paired "
+                "sign-flip tests, Holm over the whole table. A decision holds when the recipe's validation MRR over "
+                "all these questions is at least the ablation's (the rule that picks checkpoints).\n\n" + text)
     memory = RESULTS / f"{args.output_name}_memory.md"
     if memory.is_file():  # written by `--memory`, a separate run (each setting in a fresh process)
         parts.append("## Memory of one step, plain against cached loss\n\nFrom `python -m benchmarks.aligner_training "
                      f"--memory` (`benchmarks/results/{memory.name}`):\n\n"
-                     + memory.read_text().split("\n\n", 2)[-1])
+                     + memory.read_text().split("\n\n", 3)[-1])
     write_results(args.output_name, "\n".join(parts), flat)
 
 
@@ -568,7 +640,8 @@ def run_memory(args: argparse.Namespace) -> None:
             print(row, flush=True)
     columns = ["batch", "method", "triple texts", "before MiB", "peak MiB", "step MiB", "s/step", "loss", "error"]
     markdown = (
-        f"# Aligner training: memory of one step\n\nMachine: {flat['machine']}. Device: {device}. "
+        f"# Aligner training: memory of one step\n\nSplit: training chains (MuSiQue train-100's), for memory only."
+        f"\n\nMachine: {flat['machine']}. Device: {device}. "
         f"{CONFIG.relative_to(ROOT)} (all-MiniLM-L6-v2, float32), {d['num_negatives']} negatives per query; "
         "one question per example (beyond the questions available, copies with marked, distinct texts); "
         "dropout on. One step: loss, backward, clipping, AdamW step (its state allocated in the step, alike "

@@ -134,6 +134,9 @@ def main(args: argparse.Namespace) -> None:
     verdict = ("calibrated parameters written" if calibration["written"] else
                "the calibrated parameters were degenerate and refused, so no calibrated method ran (see the log)")
     preamble = ("# MIND: when to retrieve\n\n"
+                "Split: calibration on HotpotQA hipporag_train_100 (training) traces, its trigger figures on the "
+                "held-out fifth of them; every method scored once on the test questions below (HotpotQA dev), "
+                "nothing chosen on them.\n\n"
                 f"Calibration: closed-book traces of the first {args.trace_questions} HotpotQA hipporag_train_100 "
                 f"questions: {labels['sentences']} sentences, {labels['sentences_needing_retrieval']} labelled as "
                 f"needing retrieval (per sentence: unsupported or changed claims), {labels['entities']} entities, "
