@@ -3,10 +3,13 @@
 import argparse
 import json
 import platform
+import shutil
 import sys
 from pathlib import Path
 
 import torch
+
+from evaluation.scores import SCORES_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -36,6 +39,16 @@ def trained_datamodule(checkpoint: Path):
 def machine() -> str:
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, {device}"
+
+
+def commit_scores(name: str, runs: dict[str, str]) -> None:
+    """Copy each run's per-question scores (run key -> evaluate.py output folder) to
+    benchmarks/results/<name>/<key>.jsonl.gz, replacing what that folder held."""
+    folder = RESULTS / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for key, output_dir in runs.items():
+        shutil.copyfile(Path(output_dir) / SCORES_NAME, folder / f"{key.replace(' ', '_')}.jsonl.gz")
 
 
 def write_results(name: str, markdown: str, flat: dict) -> None:

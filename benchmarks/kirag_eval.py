@@ -41,7 +41,6 @@ and the Aligner: `python prepare.py recipe --config configs/recipes/multi_cpu.ya
 
 import argparse
 import json
-import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -49,14 +48,15 @@ from datetime import date
 from pathlib import Path
 
 
-from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, trained_datamodule, write_results
+from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, trained_datamodule,
+                               write_results)
 from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
 from evaluation.config import (AlignerConfig, EvalConfig, IRCoTConfig, KiRAGConfig, MDRConfig, ReaderConfig,
                                RerankConfig)
 from evaluation.report import cost_table, headline_table, markdown_table, significance, significance_table
 from evaluation.runner import evaluate
-from evaluation.scores import SCORES_NAME, ScoredRun, read_run
+from evaluation.scores import ScoredRun, read_run
 from kg.store import KGStore
 
 RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<checkpoint digest>
@@ -220,11 +220,7 @@ def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weig
               ) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
     runs, budget = run_all(part, data, "test", trained, weight)
-    scores_dir = RESULTS / "kirag_eval" / part
-    shutil.rmtree(scores_dir, ignore_errors=True)
-    scores_dir.mkdir(parents=True)
-    for key, run in runs.items():
-        shutil.copyfile(Path(run.source) / SCORES_NAME, scores_dir / f"{key.replace(' ', '_')}.jsonl.gz")
+    commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
     summaries = {key: run.summary() for key, run in runs.items()}
     labelled = [(run.method, summaries[key]) for key, run in runs.items()]
     flat = {f"{part}.budget": budget, f"{part}.composition": composition(data)}

@@ -35,7 +35,7 @@ import lightning as L
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results
+from benchmarks.common import ROOT, SHARED_DATA, commit_scores, machine, parse_args, write_results
 from core.records import split_held_out
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
@@ -157,6 +157,7 @@ def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: di
     done, and what each spends and gains against fixed interval."""
     result = compare([c.output_dir for c in configs.values()],
                      str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
+    commit_scores("mind_eval", {key: c.output_dir for key, c in configs.items()})
     rows, tests = result["runs"], {t["method"]: t for t in result["paired"] if t["metric"] == "f1"}
     fixed = rows[0]
     for row in rows:
