@@ -12,6 +12,8 @@ from jsonargparse import ActionConfigFile, ArgumentParser
 from core.cli import argument_parser
 from core.config import ConfigError, dataclass_from, require_non_negative, require_positive
 from datamodules.loaders import DEMO_DIR, DataConfig
+from inference.kirag import StopPolicy
+from inference.kirag_ranking import RankingConfig
 from inference.mind import EntityFilter
 from inference.retrievers import HybridConfig, RetrieverKind
 from models.aligner import AlignerModule
@@ -68,7 +70,7 @@ class AlignerConfig(EncoderConfig):
 
 @dataclass
 class KiRAGConfig:
-    """KiRAG's iterative retrieval (paper defaults: K0 = 10, N = 20, L = 5)."""
+    """KiRAG's iterative retrieval (paper defaults: K0 = 10, N = 20, L = 5; inference/kirag.py)."""
 
     kg: str = str(DEMO_DIR / "kg")
     """the KG store folder (`prepare.py kg`)"""
@@ -80,14 +82,25 @@ class KiRAGConfig:
     """N: triples kept per step"""
     max_steps: int = 5
     """L: the most steps per question"""
+    constructor_candidates: int | None = None
+    """the Constructor sees only the Aligner's best this many of the N candidates; null: all N (the paper)"""
+    stop: StopPolicy = "constructor"
+    """when a Constructor's chain ends before L steps (never at its first step): `constructor` (the paper)
+    when the LM finds it complete, an answer without a new triple included; `answer_in_chain` only when the
+    chain's last triple's tail is named by the LM's answer line"""
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    """the document ranking: the paper's best-triple rule, or fused with retriever and passage-text scores"""
     extract_missing: bool = True
     """extract the triples of passages missing from the KG with the LM"""
     num_demos: int = 2
     """extraction demonstrations per passage"""
 
     def __post_init__(self) -> None:
-        require_positive(self, "k0", "num_candidates", "max_steps")
+        require_positive(self, "k0", "num_candidates", "max_steps", "constructor_candidates")
         require_non_negative(self, "num_demos")
+        if self.constructor_candidates is not None and self.constructor_candidates > self.num_candidates:
+            raise ConfigError("constructor_candidates", f"must be at most num_candidates ({self.num_candidates}), "
+                                                        f"got {self.constructor_candidates}")
 
 
 @dataclass
@@ -245,8 +258,15 @@ class EvalConfig:
         if self.name:
             return self.name
         if self.method == "kirag":
-            mode = "constructor" if self.kirag.constructor else "aligner-only"
-            return f"kirag {mode} ({Path(self.aligner.name).name}, {self.retriever})"
+            k, r = self.kirag, self.kirag.ranking
+            options = ["constructor" if k.constructor else "aligner-only"]
+            if k.constructor and k.constructor_candidates:
+                options.append(f"top {k.constructor_candidates} to the LM")
+            if k.constructor and k.stop != "constructor":
+                options.append(f"stop {k.stop}")
+            if not r.triples_only:
+                options.append(f"ranking {r.triple_weight:g}/{r.retrieval_weight:g}/{r.text_weight:g}")
+            return f"kirag {', '.join(options)} ({Path(self.aligner.name).name}, {self.retriever})"
         if self.method in ("mind", "kirag+mind"):
             params = "calibrated" if self.mind.params else "hand-set"
             return f"{self.method} {params}, {self.mind.entity_filter} ({self.retriever})"

@@ -16,7 +16,7 @@ from inference.mdr import MDR
 from inference.methods import Method, SingleShotRAG
 from inference.mind import FactSearch, KiRAGSearch, MindRAG, PassageSearch, Trigger
 from inference.reader import Reader, ReadingMethod
-from inference.rerank import PassageRerank
+from inference.rerank import PassageRerank, PassageScorer
 from inference.retrievers import Retriever, make_retriever
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
@@ -53,10 +53,9 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
     if config.method == "rag+rerank":
         r = config.rerank
-        aligner = EmbeddingIndex(config.aligner.build(passage_max_length=r.passage_max_length),
-                                 config.aligner.cache_dir, "passages")
         depth = r.depth or config.kirag.k0 * config.kirag.max_steps
-        rerank = PassageRerank(retriever, passages, aligner, k=config.top_k, depth=depth, weight=r.weight)
+        rerank = PassageRerank(retriever, passage_scorer(config, r.passage_max_length, passages), k=config.top_k,
+                               depth=depth, weight=r.weight)
         return with_reader(config, rerank, lm, passages)
     if config.method == "mdr":
         mdr = MDR(retriever, passages, k=config.top_k, beam=config.mdr.beam, budget=config.mdr.budget)
@@ -81,7 +80,10 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
         constructor = Constructor(lm) if k.constructor else None
         kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
-                      num_candidates=k.num_candidates, max_steps=k.max_steps)
+                      num_candidates=k.num_candidates, max_steps=k.max_steps,
+                      constructor_candidates=k.constructor_candidates, stop=k.stop, ranking=k.ranking,
+                      text_scorer=passage_scorer(config, k.ranking.passage_max_length, passages)
+                      if k.ranking.scores_text else None)
         if config.method == "kirag":
             return with_reader(config, kirag, lm, passages)
         search = KiRAGSearch(kirag)
@@ -94,6 +96,14 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                    entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
                    memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k,
                    concurrency=m.concurrency)
+
+
+def passage_scorer(config: EvalConfig, passage_max_length: int, passages: dict[str, Passage]) -> PassageScorer:
+    """The Aligner's scorer of passage text, its embeddings kept under `aligner.cache_dir` (shared by
+    rag+rerank and KiRAG's ranking)."""
+    index = EmbeddingIndex(config.aligner.build(passage_max_length=passage_max_length), config.aligner.cache_dir,
+                           "passages")
+    return PassageScorer(index, passages)
 
 
 def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, passages: dict[str, Passage]) -> Method:

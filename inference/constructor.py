@@ -4,7 +4,9 @@ The prompt (written for this project) shows the candidates, the question and the
 asks for the next triple of the chain only (paper section 3.2), copied from the candidates. When
 that triple's tail answers the question, the LM adds `So the answer is: ...`; when the chain so far
 already answers it, the LM writes only that line. The loop (`inference.kirag`) ends a chain when
-it is complete (`Construction.complete`), never at its first step.
+it is complete (`Construction.complete`), never at its first step; its `answer_in_chain` policy
+instead ends it only when the chain's last triple names the answer (`names_answer`). The loop may
+show the LM only the Aligner's best few candidates (`constructor_candidates`).
 
 A triple of the output is matched to a candidate by its normalised text, else only when its head is
 the candidate's head (SQuAD-normalised) and the whole triple has token F1 >= 0.8 with it: an
@@ -85,7 +87,12 @@ class Construction:
             return False
         if self.triple is None:
             return not self.proposed
-        return contains_words(self.triple.tail, self.answer) or contains_words(self.answer, self.triple.tail)
+        return names_answer(self.triple, self.answer)
+
+
+def names_answer(triple: Triple, answer: str) -> bool:
+    """The triple's tail is the answer: one names the other as a whole-word sequence."""
+    return contains_words(triple.tail, answer) or contains_words(answer, triple.tail)
 
 
 def match_candidate(parts: tuple[str, str, str], candidates: Sequence[Triple], min_f1: float = MIN_F1) -> Triple | None:

@@ -7,31 +7,43 @@ Each step, for every question still running:
    facts not yet in the chain, the same set the Aligner's negatives come from) with the Aligner
    (inner product of query and triple embeddings; triple embeddings come from `TripleIndex`,
    computed once per triple) and keep the top N distinct facts.
-3. Reasoning chain construction: the Constructor LLM names the next triple, which is appended;
-   the question stops when the Constructor finds the chain complete (`Construction.complete`),
-   never at the first step. Without a Constructor (Aligner-only mode), or when its output names no
-   candidate (a fallback, counted), the best candidate not yet in the chain is appended. A
-   question stops after L steps, or when no candidate is left.
+3. Reasoning chain construction: the Constructor LLM names the next triple, which is appended.
+   It sees the N candidates (the paper), or only the Aligner's best `constructor_candidates` of
+   them, an easier choice for a small LM. Without a Constructor (Aligner-only mode), or when its
+   output names no candidate (a fallback, counted), the best candidate not yet in the chain is
+   appended. A question stops after L steps, when no candidate is left, or, never at the first
+   step, by the `stop` policy: `constructor` (the paper's) when the Constructor finds the chain
+   complete (`Construction.complete`: it gives an answer without proposing a triple, or the new
+   triple's tail is its answer); `answer_in_chain` only when the chain's last triple's tail is
+   named by the Constructor's answer line, so an LM that claims an answer the chain does not hold
+   is kept going while the budget of L steps allows.
 
-Document ranking: a passage scores the highest score of its triples among the candidates of all
-steps; ties go to the higher retriever score. Passages retrieved but never scored fill the list up
-to k, in retrieval order, so k passages come back whenever k were retrieved.
+Document ranking (`inference/kirag_ranking.py`): by default the paper's, a passage scores the highest
+score of its triples among the candidates of all steps (ties to the higher retriever score), and
+passages retrieved but never scored fill the list up to k in retrieval order, so k passages come
+back whenever k were retrieved; `RankingConfig` can fuse in each passage's retriever score and the
+Aligner's score of its text. Each prediction keeps every retrieved passage's components.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 
 from core.chains import aligner_query, candidate_triples
 from core.types import Question, Triple
-from inference.constructor import Constructor
+from inference.constructor import Construction, Constructor, names_answer
 from inference.embedding_index import TripleIndex
+from inference.kirag_ranking import PassageScores, RankingConfig, rank_passages
 from inference.methods import Method, Prediction
+from inference.rerank import PassageScorer
 from inference.retrievers import Retriever
 from kg.graph import TripleSource
+
+StopPolicy = Literal["constructor", "answer_in_chain"]
 
 
 @dataclass
@@ -51,11 +63,12 @@ class _Run:
     def query(self) -> str:
         return aligner_query(self.question.question, [t.text for t in self.chain])
 
-    def ranking(self, k: int) -> list[tuple[str, float]]:
-        scored = sorted(self.scores, key=lambda pid: (-self.scores[pid], -self.retrieved[pid]))
-        ranked = [(pid, self.scores[pid]) for pid in scored[:k]]
-        ranked += [(pid, score) for pid, score in self.retrieved.items() if pid not in self.scores][: k - len(ranked)]
-        return ranked
+    def passage_scores(self, texts: np.ndarray | None = None) -> list[PassageScores]:
+        """The ranking components of the retrieved passages: those with a triple score in the order they
+        were first scored, then the rest in retrieval order; `texts`: text scores in retrieval order."""
+        text = dict(zip(self.retrieved, texts.tolist())) if texts is not None else {}
+        order = [*self.scores, *(pid for pid in self.retrieved if pid not in self.scores)]
+        return [PassageScores(pid, self.scores.get(pid), self.retrieved[pid], text.get(pid)) for pid in order]
 
 
 FALLBACK = "aligner (the Constructor named no candidate)"
@@ -63,7 +76,9 @@ FALLBACK = "aligner (the Constructor named no candidate)"
 
 class KiRAG(Method):
     """KiRAG over `retriever`, a knowledge graph `kg` and an Aligner `TripleIndex` (whose encoder
-    also embeds the queries); `constructor=None` runs the Aligner-only mode."""
+    also embeds the queries); `constructor=None` runs the Aligner-only mode. `constructor_candidates`
+    (None: all N) and `stop` shape the Constructor's steps, `ranking` the document ranking, whose text
+    scores come from `text_scorer` (needed when `ranking` scores text; module docstring)."""
 
     def __init__(
         self,
@@ -75,11 +90,22 @@ class KiRAG(Method):
         k0: int = 10,
         num_candidates: int = 20,
         max_steps: int = 5,
+        constructor_candidates: int | None = None,
+        stop: StopPolicy = "constructor",
+        ranking: RankingConfig | None = None,
+        text_scorer: PassageScorer | None = None,
     ) -> None:
-        if min(k, k0, num_candidates, max_steps) < 1:
-            raise ValueError("k, k0, num_candidates and max_steps must all be positive")
+        if min(k, k0, num_candidates, max_steps, 1 if constructor_candidates is None else constructor_candidates) < 1:
+            raise ValueError("k, k0, num_candidates, max_steps and constructor_candidates must all be positive")
+        if stop not in get_args(StopPolicy):
+            raise ValueError(f"stop must be one of {', '.join(get_args(StopPolicy))}, got {stop!r}")
+        self.ranking = ranking or RankingConfig()
+        if self.ranking.scores_text and text_scorer is None:
+            raise ValueError("a ranking that scores passage text needs a text_scorer")
         self.retriever, self.kg, self.triples, self.constructor = retriever, kg, triples, constructor
         self.k, self.k0, self.num_candidates, self.max_steps = k, k0, num_candidates, max_steps
+        self.constructor_candidates, self.stop = constructor_candidates, stop
+        self.text_scorer = text_scorer if self.ranking.scores_text else None
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
@@ -90,14 +116,20 @@ class KiRAG(Method):
                 break
             candidates = self._identify_candidates(active, step)
             self._construct_chains(active, candidates)
+        texts: list = [None] * len(runs)
+        if self.text_scorer is not None:  # the question alone, the Aligner's first-hop query
+            texts = self.text_scorer([aligner_query(r.question.question, []) for r in runs],
+                                     [list(r.retrieved) for r in runs])
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
-        return [
-            Prediction(r.question.id, r.ranking(self.k), retrieval_calls=r.retrieval_calls, llm_calls=r.llm_calls,
-                       seconds=seconds, chain=[t.text for t in r.chain], trace=r.trace,
-                       retrieved=list(r.retrieved),
-                       fallbacks=r.fallbacks if self.constructor is not None else None)
-            for r in runs
-        ]
+        predictions = []
+        for run, text in zip(runs, texts, strict=True):
+            components = run.passage_scores(text)
+            predictions.append(Prediction(
+                run.question.id, rank_passages(components, self.ranking, self.k), retrieval_calls=run.retrieval_calls,
+                llm_calls=run.llm_calls, seconds=seconds, chain=[t.text for t in run.chain], trace=run.trace,
+                retrieved=list(run.retrieved), fallbacks=run.fallbacks if self.constructor is not None else None,
+                passage_scores=[list(p) for p in components]))
+        return predictions
 
     def _identify_candidates(self, runs: list[_Run], step: int) -> list[list[tuple[Triple, float]]]:
         """Steps 1-2 for each run: retrieve, collect triples, keep the top N facts by Aligner score."""
@@ -135,8 +167,9 @@ class KiRAG(Method):
         constructions = {}
         if self.constructor is not None:
             asking = [i for i, top in enumerate(candidates) if top]
-            outputs = self.constructor([(runs[i].question.question, runs[i].chain, [t for t, _ in candidates[i]])
-                                        for i in asking])
+            shown = self.constructor_candidates or self.num_candidates  # the Aligner's best first
+            outputs = self.constructor([(runs[i].question.question, runs[i].chain,
+                                         [t for t, _ in candidates[i][:shown]]) for i in asking])
             constructions = dict(zip(asking, outputs, strict=True))
         for i, (run, top) in enumerate(zip(runs, candidates, strict=True)):
             step = run.trace[-1]
@@ -144,19 +177,24 @@ class KiRAG(Method):
                 step["chosen"], run.done = None, True
                 continue
             choice, source = top[0][0], "aligner"
-            if i in constructions:
+            made, first = constructions.get(i), not run.chain  # a chain is never complete at its first step
+            if made is not None:
                 run.llm_calls += 1
-                made = constructions[i]
                 step["output"] = made.output
-                complete = made.complete and bool(run.chain)  # never at the first step
                 if made.triple is not None:
                     choice, source = made.triple, "constructor"
-                elif complete:  # nothing to append
+                elif not first and self._complete(run.chain, made):  # nothing to append
                     choice, source = None, None
                 else:
                     source = FALLBACK
                     run.fallbacks += 1
-                run.done = complete
             if choice is not None:
                 run.chain.append(choice)
+            run.done = made is not None and not first and self._complete(run.chain, made)
             step["chosen"], step["chosen_by"] = (choice.text if choice else None), source
+
+    def _complete(self, chain: list[Triple], made: Construction) -> bool:
+        """Whether `chain` (with this step's triple, if any) ends the question, by the `stop` policy."""
+        if self.stop == "constructor":
+            return made.complete
+        return made.answer is not None and bool(chain) and names_answer(chain[-1], made.answer)

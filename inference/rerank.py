@@ -17,6 +17,7 @@ keeps both raw scores of every passage, so a weight can be chosen afterwards wit
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -33,37 +34,55 @@ def min_max(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.min()) / spread if spread > 0 else np.zeros_like(scores)
 
 
+def weighted_min_max(components: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """Σ weight · min_max(component): scores of one question's passages fused so that a weight means the
+    same whatever the scale of its component (BM25's unbounded scores, cosines)."""
+    return sum((w * min_max(c) for c, w in zip(components, weights, strict=True)), np.zeros(len(components[0])))
+
+
 def fuse(retriever_scores: np.ndarray, aligner_scores: np.ndarray, weight: float) -> np.ndarray:
-    return (1 - weight) * min_max(retriever_scores) + weight * min_max(aligner_scores)
+    return weighted_min_max([retriever_scores, aligner_scores], [1 - weight, weight])
+
+
+class PassageScorer:
+    """The Aligner's score of passages' text ("title. text", `passages` by id) against queries: the inner
+    product of their embeddings, passage embeddings kept by `index` (its encoder embeds the queries too)."""
+
+    def __init__(self, index: EmbeddingIndex, passages: dict[str, Passage]) -> None:
+        self.index, self.passages = index, passages
+
+    def __call__(self, queries: Sequence[str], ids: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """For each query, the scores (float64) of its passages `ids[i]`; new passages are embedded in one batch."""
+        if not queries:
+            return []
+        vectors = self.index.encoder.encode(list(queries), "query", show_progress=False)
+        self.index.embed([(pid, passage_text(self.passages[pid])) for row in ids for pid in row])
+        return [(self.index.embed([(pid, passage_text(self.passages[pid])) for pid in row]) @ vector).astype(np.float64)
+                if row else np.zeros(0) for vector, row in zip(vectors, ids, strict=True)]
 
 
 class PassageRerank(Method):
-    """The top `depth` passages of `retriever`, reranked by the fused score (module docstring); `aligner`
-    embeds the passages (and, by its encoder, the queries)."""
+    """The top `depth` passages of `retriever`, reranked by the fused score (module docstring) with the
+    Aligner's text scores from `scorer`."""
 
-    def __init__(self, retriever: Retriever, passages: dict[str, Passage], aligner: EmbeddingIndex, k: int = 10,
-                 depth: int = 50, weight: float = 0.5) -> None:
+    def __init__(self, retriever: Retriever, scorer: PassageScorer, k: int = 10, depth: int = 50,
+                 weight: float = 0.5) -> None:
         if min(k, depth) < 1:
             raise ValueError(f"k and depth must be at least 1, got k={k}, depth={depth}")
         if not 0 <= weight <= 1:
             raise ValueError(f"weight must be in [0, 1], got {weight}")
-        self.retriever, self.passages, self.aligner = retriever, passages, aligner
+        self.retriever, self.scorer = retriever, scorer
         self.k, self.depth, self.weight = k, depth, weight
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
         queries = [aligner_query(q.question, []) for q in questions]
-        hits = self.retriever.search(queries, self.depth)
-        query_vectors = self.aligner.encoder.encode(queries, "query", show_progress=False)
-        self.aligner.embed([(pid, passage_text(self.passages[pid])) for row in hits for pid, _ in row])  # one batch
+        hits = self.retriever.search(queries, self.depth)  # BM25 finds nothing for a query without a known term
+        texts = self.scorer(queries, [[pid for pid, _ in row] for row in hits])
         predictions = []
-        for question, query, vector, row in zip(questions, queries, query_vectors, hits, strict=True):
+        for question, query, aligned, row in zip(questions, queries, texts, hits, strict=True):
             ids = [pid for pid, _ in row]
             retrieved = np.array([score for _, score in row], dtype=np.float64)
-            aligned = np.zeros(0)  # BM25 finds nothing for a query without a known term
-            if ids:
-                aligned = (self.aligner.embed([(pid, passage_text(self.passages[pid])) for pid in ids]) @ vector
-                           ).astype(np.float64)
             fused = fuse(retrieved, aligned, self.weight)
             order = np.argsort(-fused, kind="stable")[: self.k]
             trace = [{"query": query, "scores": [[pid, round(float(r), 6), round(float(a), 6)]

@@ -10,7 +10,9 @@ import pytest
 from datamodules.loaders import DEMO_DIR, DataConfig
 from evaluate import main
 from evaluation.config import EvalConfig, parse_config
+from evaluation.ranking_sweep import rerank_run, sweep
 from evaluation.runner import evaluate
+from inference.kirag_ranking import RankingConfig
 from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
@@ -38,6 +40,11 @@ def test_yaml_config_and_dotted_overrides(tmp_path):
 def test_labels_and_the_aligner_settings():
     config = parse_config(["--method", "kirag", "--aligner.name", "runs/x/model", "--aligner.batch_size", "8"])
     assert config.label() == "kirag aligner-only (model, bm25)"
+    options = parse_config(["--method", "kirag", "--aligner.name", "runs/x/model", "--kirag.constructor", "true",
+                            "--kirag.constructor_candidates", "5", "--kirag.stop", "answer_in_chain",
+                            "--kirag.ranking.retrieval_weight", "0.5", "--kirag.ranking.text_weight", "0.25"])
+    assert options.label() == ("kirag constructor, top 5 to the LM, stop answer_in_chain, ranking 1/0.5/0.25 "
+                               "(model, bm25)")
     assert isinstance(config.aligner, EncoderConfig) and config.aligner.cache_dir == ".cache/triple_embeddings"
     assert (config.aligner.max_length, config.aligner.query_max_length, config.aligner.batch_size) == (64, 256, 8)
     assert (config.encoder.max_length, config.encoder.query_max_length) == (256, None)  # the dense retriever's
@@ -183,6 +190,25 @@ def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):
         assert 1 <= p["retrieval_calls"] <= 2 and p["llm_calls"] == p["retrieval_calls"] + 1  # steps + the reader
         assert len(p["trace"]) == p["retrieval_calls"] and len(p["chain"]) <= 2
     assert "| kirag constructor (aligner, bm25) |" in (out / "metrics.md").read_text()
+
+
+def test_kirag_ranking_weights_swept_offline_equal_a_run_with_them(tmp_path, kirag_args):
+    saved = tmp_path / "saved"
+    assert main(kirag_args + ["--kirag.ranking.score_text", "true", "--output_dir", str(saved)]) == 0
+    metrics, predictions = run_files(saved)
+    assert all(isinstance(row[3], float) for p in predictions for row in p["passage_scores"])
+    assert sorted(row[0] for row in predictions[0]["passage_scores"]) == sorted(predictions[0]["retrieved"])
+    ranked = {p["question_id"]: [tuple(pair) for pair in p["passages"]] for p in predictions}
+    assert rerank_run(saved, RankingConfig()) == ranked  # the paper's ranking, as saved
+    fused = tmp_path / "fused"
+    weights = RankingConfig(0.5, 0.25, 0.25)
+    assert main(kirag_args + ["--kirag.ranking.triple_weight", "0.5", "--kirag.ranking.retrieval_weight", "0.25",
+                              "--kirag.ranking.text_weight", "0.25", "--output_dir", str(fused)]) == 0
+    fused_metrics, fused_predictions = run_files(fused)
+    assert rerank_run(saved, weights) == {p["question_id"]: [tuple(pair) for pair in p["passages"]]
+                                          for p in fused_predictions}
+    assert [row["recall@5"] for row in sweep([saved], [RankingConfig(), weights], k=5)] == pytest.approx(
+        [metrics["recall@5"], fused_metrics["recall@5"]])
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""`prepare.py chains`: the Aligner's training file `chains.jsonl` (silver chains + mined negatives).
+"""`prepare.py chains`: the Aligner's training file `chains.jsonl` (silver chains + mined negatives,
+`training_data/negatives.py`: sampled from the inference retriever's passages, or the hardest by a
+trained Aligner).
 
 Each line is `ChainRecord.to_dict()` plus `source` (evidences | decomposition | search). Lines are
 appended and fsynced one question at a time; a rerun skips the question ids already written, after
@@ -20,15 +22,17 @@ from typing import Literal
 from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
-from core.config import require_positive
-from core.records import DataError, check_settings, exclusive_output, log_records, write_atomic
+from core.config import ConfigError, require_positive
+from core.records import DataError, check_settings, content_digest, exclusive_output, log_records, write_atomic
 from core.records import field as record_field
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
+from inference.embedding_index import TripleIndex
 from inference.retrievers import Retriever, RetrieverKind, make_retriever, passage_text
 from kg.extraction import TripleExtractor
 from kg.graph import KnowledgeGraph, TripleSource
 from kg.store import KGStore
+from models.aligner import AlignerModule
 from training_data.negatives import mine_negatives
 from training_data.silver_chains import Chain, ChainBuilder
 
@@ -43,8 +47,9 @@ class ChainsConfig:
     """the KG store folder with the corpus triples (`prepare.py kg`)"""
     output: str = "data/chains.jsonl"
     """the chains file to write; a rerun skips the questions already in it"""
-    retriever: RetrieverKind = "bm25"
-    """finds the K0 passages whose triples are the negatives"""
+    retriever: RetrieverKind = "dense"
+    """finds the K0 passages whose triples are the negatives: the retriever KiRAG searches with at inference
+    (`dense`, with `encoder`), so that the Aligner learns to reject the distractors it will meet"""
     negatives_from: Literal["corpus", "store"] = "corpus"
     """where the retriever searches: the whole corpus, or only the passages the KG store holds (a KG
     extracted for the gold passages alone: the negatives are then other questions' gold passages)"""
@@ -53,7 +58,11 @@ class ChainsConfig:
     k0: int = 10
     """passages retrieved per chain step"""
     max_negatives: int = 30
-    """negatives kept per chain step (a seeded uniform sample)"""
+    """negatives kept per chain step: a seeded uniform sample, or the hardest by `negatives_scorer`"""
+    negatives_scorer: str | None = None
+    """a trained Aligner (a `train.py` .ckpt) whose highest-scoring triples of each step's candidates, those
+    equivalent to a chain triple left out, are the negatives (a second round of hard negatives, as in
+    ANCE); null: a seeded uniform sample of the candidates"""
     use_ground_truth: bool = True
     """build from 2Wiki evidences / MuSiQue decompositions before searching"""
     beam_size: int = 32
@@ -62,6 +71,9 @@ class ChainsConfig:
     """seeds the negatives' sample"""
     index_cache_dir: str | None = ".cache/indexes"
     """where retrieval indexes are cached; null: not cached"""
+    embedding_cache_dir: str | None = ".cache/triple_embeddings"
+    """where `negatives_scorer`'s triple embeddings are kept (per encoder fingerprint, shared with
+    evaluate.py's `aligner.cache_dir`); null: not kept"""
     batch_size: int = 64
     """questions whose negatives are retrieved together"""
     overwrite: bool = False
@@ -69,13 +81,24 @@ class ChainsConfig:
 
     def __post_init__(self) -> None:
         require_positive(self, "k0", "max_negatives", "beam_size", "batch_size")
+        if self.negatives_scorer is not None:
+            if not self.negatives_scorer.endswith(".ckpt"):
+                raise ConfigError("negatives_scorer", f"must be a train.py checkpoint (.ckpt), got {self.negatives_scorer}")
+            if not Path(self.negatives_scorer).is_file():
+                raise ConfigError("negatives_scorer", f"names {self.negatives_scorer}, which is not a file: train the "
+                                                      "Aligner that mines the negatives first")
 
     def settings(self) -> dict:
         """What decides each question's chain: every setting but where chains go, how they are batched,
-        and which slice of the questions a run covers (a later run may add questions)."""
+        and which slice of the questions a run covers (a later run may add questions); with a
+        `negatives_scorer`, its content digest too (a retrained checkpoint keeps its path)."""
         settings = {k: v for k, v in asdict(self).items()
-                    if k not in ("output", "index_cache_dir", "batch_size", "overwrite")}
+                    if k not in ("output", "index_cache_dir", "embedding_cache_dir", "batch_size", "overwrite")}
         settings["data"] = {k: v for k, v in settings["data"].items() if k not in ("limit", "offset")}
+        if self.negatives_scorer is None:
+            del settings["negatives_scorer"]  # the records of chains made before it existed still match
+        else:
+            settings["negatives_scorer_digest"] = content_digest(self.negatives_scorer)
         return settings
 
 
@@ -166,12 +189,16 @@ def _write_chains(todo: list[Question], passages: dict[str, Passage], kg: Triple
     """Build and append the chains of `todo` in batches, one fsynced line per question; returns counts."""
     counts: Counter = Counter()
     builder = ChainBuilder(config.use_ground_truth, config.beam_size)
+    scorer = None
+    if config.negatives_scorer is not None:
+        encoder = AlignerModule.from_checkpoint(config.negatives_scorer).encoder.eval()
+        scorer = TripleIndex(encoder, config.embedding_cache_dir)
     with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
         for start in range(0, len(todo), config.batch_size):
             batch = todo[start : start + config.batch_size]
             chains = build_chains(batch, passages, kg, builder)
             negatives = mine_negatives([(q.id, q.question, c.triples) for q, c in zip(batch, chains)],
-                                       retriever, kg, config.k0, config.max_negatives, config.seed)
+                                       retriever, kg, config.k0, config.max_negatives, config.seed, scorer)
             for question, chain, negs in zip(batch, chains, negatives):
                 record = ChainRecord(question.id, question.question, question.type, chain.ordered,
                                      chain.complete, tuple(chain.triples), tuple(tuple(n) for n in negs))

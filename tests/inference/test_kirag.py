@@ -13,6 +13,7 @@ from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.constructor import Construction, Constructor
 from inference.embedding_index import TripleIndex
 from inference.kirag import FALLBACK, KiRAG, _Run
+from inference.kirag_ranking import RankingConfig, rank_passages
 from inference.retrievers import BM25Retriever
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
@@ -176,8 +177,9 @@ def test_ranking_breaks_ties_by_retriever_score_and_fills_from_retrieval():
     run = _Run(question=None)
     run.retrieved = {"a": 3.0, "b": 9.0, "c": 5.0, "d": 1.0, "e": 2.0}
     run.scores = {"c": 0.5, "a": 0.8, "b": 0.5}
-    assert run.ranking(5) == [("a", 0.8), ("b", 0.5), ("c", 0.5), ("d", 1.0), ("e", 2.0)]
-    assert [pid for pid, _ in run.ranking(2)] == ["a", "b"]
+    assert rank_passages(run.passage_scores(), RankingConfig(), 5) == [("a", 0.8), ("b", 0.5), ("c", 0.5), ("d", 1.0),
+                                                                       ("e", 2.0)]
+    assert [pid for pid, _ in rank_passages(run.passage_scores(), RankingConfig(), 2)] == ["a", "b"]
 
 
 def test_bad_settings_are_refused(retriever, kg, tiny_encoder):
@@ -304,3 +306,55 @@ def test_demo_chains_have_distinct_triples(mode, demo, retriever, kg, tiny_encod
     for p in predictions:
         assert len(p.chain) == 4 and {step["chosen_by"] for step in p.trace} == {mode}, p.trace
         assert len({text.lower() for text in p.chain}) == len(p.chain), p.chain
+
+
+# --- a Constructor that helps a small LM: fewer candidates, and the stop policy ---------------------------
+
+def test_the_constructor_sees_only_the_aligners_best_candidates():
+    constructor = ScriptedConstructor()  # picks the last candidate it is shown
+    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor, k=10, k0=2,
+                   num_candidates=4, max_steps=2, constructor_candidates=2)
+    (prediction,) = method.predict([Question("q", "Where was the founder of Ostrel Brewing born?")])
+    assert [[t.text for t in cands] for call in constructor.seen for _, _, cands in call] == [[A.text, C.text],
+                                                                                             [A.text, B.text]]
+    assert prediction.chain == [C.text, B.text]  # the last of the best two at each step
+    assert [len(step["candidates"]) for step in prediction.trace] == [4, 3]  # the Aligner still keeps N
+    assert prediction.passages == [("p1", 0.75), ("p2", 0.5)]
+    everything = ScriptedConstructor()
+    KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), everything, k=10, k0=2, num_candidates=4,
+          max_steps=1).predict([Question("q", "?")])
+    assert [len(cands) for _, _, cands in everything.seen[0]] == [4]  # the default: all N
+
+
+ANSWER_ONLY = "So the answer is: Drusk."  # the chain [A] does not name Drusk
+
+
+@pytest.mark.parametrize("stop, replies, chain, calls, fallbacks", [
+    # the LM claims an answer the chain does not hold: the paper's policy stops, answer_in_chain goes on with
+    # the Aligner's best while the budget (4 steps) allows
+    ("constructor", [A.text, ANSWER_ONLY], [A.text], 2, 0),
+    ("answer_in_chain", [A.text, ANSWER_ONLY], [A.text, C.text, B.text, D.text], 4, 3),
+    # the chain's last tail is the answer: both stop, with nothing appended
+    ("constructor", [A.text, "So the answer is: Ana Corvel."], [A.text], 2, 0),
+    ("answer_in_chain", [A.text, "So the answer is: Ana Corvel."], [A.text], 2, 0),
+    # the new triple's tail is the answer: both stop after appending it
+    ("constructor", [A.text, f"{C.text}\nSo the answer is: Lake Ammer."], [A.text, C.text], 2, 0),
+    ("answer_in_chain", [A.text, f"{C.text}\nSo the answer is: Lake Ammer."], [A.text, C.text], 2, 0),
+    # never at the first step, under either policy
+    ("answer_in_chain", [f"{A.text}\nSo the answer is: Ana Corvel.", D.text, ANSWER_ONLY],
+     [A.text, D.text, C.text, B.text], 4, 2),
+])
+def test_stop_policies(stop, replies, chain, calls, fallbacks):
+    lm = ScriptedChatLM(replies)
+    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), Constructor(lm), k=10, k0=2,
+                   num_candidates=4, max_steps=4, stop=stop)
+    (prediction,) = method.predict([Question("q", "Where was the founder of Ostrel Brewing born?")])
+    assert prediction.chain == chain
+    assert (prediction.llm_calls, prediction.retrieval_calls, prediction.fallbacks) == (calls, calls, fallbacks)
+
+
+@pytest.mark.parametrize("kwargs, message", [({"constructor_candidates": 0}, "positive"),
+                                             ({"stop": "never"}, "stop must be one of constructor, answer_in_chain")])
+def test_bad_constructor_settings_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), **kwargs)

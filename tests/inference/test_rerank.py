@@ -5,7 +5,7 @@ import pytest
 
 from core.types import Passage, Question
 from inference.embedding_index import EmbeddingIndex
-from inference.rerank import PassageRerank
+from inference.rerank import PassageRerank, PassageScorer
 from inference.retrievers import BM25Retriever, passage_text
 
 PASSAGES = {pid: Passage(pid, f"Title {pid}", f"Text of {pid}.") for pid in "abcd"}
@@ -33,7 +33,8 @@ class ScoreEncoder:
 
 
 def rerank(weight, **kwargs):
-    return PassageRerank(StubRetriever(), PASSAGES, EmbeddingIndex(ScoreEncoder()), weight=weight, **kwargs)
+    return PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES), weight=weight,
+                         **kwargs)
 
 
 def ranked(prediction):
@@ -63,7 +64,7 @@ def test_depth_passages_are_retrieved_and_k_returned():
 
 
 def test_a_question_with_nothing_retrieved_gets_nothing():
-    method = PassageRerank(StubRetriever([]), PASSAGES, EmbeddingIndex(ScoreEncoder()))
+    method = PassageRerank(StubRetriever([]), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES))
     (prediction,) = method.predict(QUESTIONS)
     assert prediction.passages == [] and prediction.retrieved == []
 
@@ -71,7 +72,7 @@ def test_a_question_with_nothing_retrieved_gets_nothing():
 @pytest.mark.parametrize("kwargs", [{"weight": -0.1}, {"weight": 1.5}, {"depth": 0}, {"k": 0}])
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
-        PassageRerank(StubRetriever(), PASSAGES, EmbeddingIndex(ScoreEncoder()), **kwargs)
+        PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES), **kwargs)
 
 
 def test_passage_embeddings_are_computed_once_and_kept_on_disk(tiny_encoder, tmp_path, monkeypatch):
@@ -83,9 +84,12 @@ def test_passage_embeddings_are_computed_once_and_kept_on_disk(tiny_encoder, tmp
     monkeypatch.setattr(tiny_encoder, "encode",
                         lambda texts, kind="passage", *a, **kw: (embedded.extend(texts) if kind == "passage" else None)
                         or encode(texts, kind, *a, **kw))
-    first = PassageRerank(bm25, PASSAGES, EmbeddingIndex(tiny_encoder, tmp_path, "passages"), depth=4).predict(questions)
+    def method():
+        return PassageRerank(bm25, PassageScorer(EmbeddingIndex(tiny_encoder, tmp_path, "passages"), PASSAGES), depth=4)
+
+    first = method().predict(questions)
     assert sorted(embedded) == sorted(passage_text(p) for p in corpus)  # each passage once, for both questions
     embedded.clear()
-    again = PassageRerank(bm25, PASSAGES, EmbeddingIndex(tiny_encoder, tmp_path, "passages"), depth=4).predict(questions)
+    again = method().predict(questions)
     assert embedded == [] and [p.passages for p in again] == [p.passages for p in first]
     assert [f.name.split("-")[0] for f in tmp_path.iterdir()] == ["passages"]

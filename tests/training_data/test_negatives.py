@@ -1,10 +1,14 @@
-"""Candidate negatives: the retrieved passages' triples, without the chain, deterministic."""
+"""Candidate negatives: the retrieved passages' triples, without the chain, deterministic; sampled, or the
+hardest by a trained Aligner without the chain's paraphrases."""
+
+import numpy as np
 
 from core.chains import aligner_query
 from core.types import Passage, Triple
+from inference.embedding_index import TripleIndex
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
-from training_data.negatives import mine_negatives
+from training_data.negatives import equivalent, hardest_negatives, mine_negatives
 
 QUESTION = "In which town was the founder of Ostrel Brewing born?"
 FOUNDED = Triple.make("Ostrel Brewing", "founded by", "Ana Corvel", "A")
@@ -80,3 +84,68 @@ def test_triples_of_retrieved_passages_missing_from_the_store_are_extracted(tmp_
     [negatives] = mine_negatives([("q1", QUESTION, [FOUNDED])], StubRetriever(), kg, k0=3)
     assert extractor.calls == [["C"]]
     assert "<Brenn; is a; town>" in [t.text for t in negatives[0]]
+
+
+# --- a second round: the negatives a trained Aligner scores highest (ANCE-style) ----------------------------
+
+HARD = {  # passage E states the chain's facts in other words, next to real distractors
+    "E": [Triple.make("Ana Corvel", "birthplace", "Drusk", "E"),  # BORN's two entities: the same fact
+          Triple.make("Drusk", "birthplace of", "Ana Corvel", "E"),  # the same, the other way round
+          Triple.make("Ostrel Brewing", "founded by", "Ana Corvel Smith", "E"),  # a near copy of FOUNDED
+          Triple.make("Ana Corvel", "died in", "Velm", "E"),
+          Triple.make("Ostrel Brewing", "brews", "dark ale", "E"),
+          Triple.make("Drusk", "lies on", "Lake Ammer", "E")],
+}
+# the trained Aligner's scores: the paraphrases highest, as an Aligner scores what its positive says
+ALIGNER = {t.text: s for t, s in zip(HARD["E"], [0.9, 0.875, 0.85, 0.5, 0.75, 0.25])}
+
+
+class ListKG:
+    def get_many(self, pids):
+        return {pid: list(HARD[pid]) for pid in pids}
+
+
+class OneRetriever:
+    def search(self, queries, k):
+        return [[("E", 1.0)] for _ in queries]
+
+
+class AlignerStub:
+    """A query embeds as [1], a triple as [its score in ALIGNER]; records the queries it embeds."""
+
+    def __init__(self):
+        self.queries = []
+
+    def encode(self, texts, kind="passage", batch_size=None, show_progress=True):
+        if kind == "query":
+            self.queries.extend(texts)
+        return np.array([[1.0 if kind == "query" else ALIGNER[t]] for t in texts], dtype=np.float32)
+
+    def fingerprint(self):
+        return "aligner-stub"
+
+
+def test_equivalent_triples_are_the_same_fact_in_other_words():
+    born, paraphrase, reversed_, near, died, ale, lake = BORN, *HARD["E"]
+    assert equivalent(born, Triple.make("ana corvel", "Born in", "Drusk.", "X"))  # the same normalised text
+    assert equivalent(born, paraphrase) and equivalent(born, reversed_) and equivalent(FOUNDED, near)
+    assert not any(equivalent(t, c) for t in (died, ale, lake) for c in (born, FOUNDED))
+
+
+def test_the_hardest_negatives_are_the_aligners_best_without_the_chains_paraphrases():
+    scorer = TripleIndex(AlignerStub())
+    [negatives] = mine_negatives([("q1", QUESTION, [FOUNDED, BORN])], OneRetriever(), ListKG(), k0=1,
+                                 max_negatives=2, scorer=scorer)
+    assert [[t.text for t in hop] for hop in negatives] == [["<Ostrel Brewing; brews; dark ale>",
+                                                             "<Ana Corvel; died in; Velm>"]] * 2
+    assert scorer.encoder.queries == [aligner_query(QUESTION, []), aligner_query(QUESTION, [FOUNDED.text])]
+    [everything] = mine_negatives([("q1", QUESTION, [FOUNDED, BORN])], OneRetriever(), ListKG(), k0=1, scorer=scorer)
+    assert [t.text for t in everything[0]][-1] == "<Drusk; lies on; Lake Ammer>"  # best first, up to max_negatives
+    [sampled] = mine_negatives([("q1", QUESTION, [FOUNDED, BORN])], OneRetriever(), ListKG(), k0=1)
+    assert len(sampled[0]) == 6  # without a scorer: every candidate, paraphrases too (the sample of before)
+
+
+def test_hardest_negatives_keep_the_first_of_equal_scores_and_stop_at_the_limit():
+    triples = HARD["E"][3:]
+    assert hardest_negatives(triples, np.array([0.5, 0.5, 0.75]), [], 2) == [triples[2], triples[0]]
+    assert hardest_negatives([], np.zeros(0), [BORN], 3) == []

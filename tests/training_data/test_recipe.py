@@ -35,7 +35,7 @@ def demo_recipe(tmp_path, monkeypatch) -> RecipeConfig:
     kg = write_yaml(Path("configs/kg/demo.yaml"), {"data": {"format": "unified"}, "store": "runs/kg/demo"})
     chains = write_yaml(Path("configs/chains/demo.yaml"),
                         {"data": {"format": "unified"}, "kg_store": str(DEMO_DIR / "kg"),
-                         "output": "runs/chains/demo/chains.jsonl"})
+                         "output": "runs/chains/demo/chains.jsonl", "retriever": "bm25"})
     train = write_yaml(Path("configs/aligner/demo.yaml"),
                        {"trainer": {"default_root_dir": "runs/aligner/demo", "max_epochs": 3}})
     return RecipeConfig(kg=[kg], chains=[chains], train=[train])
@@ -101,7 +101,7 @@ def test_prepare_py_runs_a_step_in_its_own_process_then_skips_it(tmp_path, capsy
     monkeypatch.chdir(ROOT)  # the recipe runs the checkout's prepare.py and train.py
     output = tmp_path / "chains.jsonl"
     chains = write_yaml(tmp_path / "chains.yaml", {"data": {"format": "unified"}, "kg_store": str(DEMO_DIR / "kg"),
-                                                    "output": str(output)})
+                                                    "output": str(output), "retriever": "bm25"})
     recipe = write_yaml(tmp_path / "recipe.yaml", {"chains": [chains]})
     assert prepare.main(["recipe", "--config", recipe]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "    runs: 72 of 72 questions to write"
@@ -123,3 +123,34 @@ def test_the_multi_dataset_recipe_builds_the_chains_and_kgs_its_training_reads()
     assert sorted(c["output"] for c in chains) == sorted(training["data"]["init_args"]["chains"].values())
     stores = {yaml.safe_load((ROOT / path).read_text())["store"] for path in recipe["kg"]}
     assert {c["kg_store"] for c in chains} <= stores
+
+
+def test_the_recipes_negatives_come_from_the_inference_retriever():
+    recipe = yaml.safe_load((ROOT / "configs/recipes/multi_cpu.yaml").read_text())
+    assert all(config_from_file(ChainsConfig, str(ROOT / path)).retriever == "dense" for path in recipe["chains"])
+
+
+@pytest.mark.parametrize("ablation, changed", [
+    ("bm25_negatives", {"retriever": "bm25"}),
+    ("ance_negatives", {"negatives_scorer": "runs/aligner/multi/checkpoints/best.ckpt"}),  # the recipe's Aligner
+])
+def test_each_negatives_ablation_changes_the_negatives_only(ablation, changed):
+    recipe = yaml.safe_load((ROOT / "configs/recipes/multi_cpu.yaml").read_text())
+    variant = yaml.safe_load((ROOT / f"configs/recipes/ablations/{ablation}.yaml").read_text())
+    assert variant["train"] == recipe["train"] + [f"configs/aligner/ablations/{ablation}.yaml"]
+    training = yaml.safe_load((ROOT / recipe["train"][0]).read_text())
+    trained = f"{training['trainer']['default_root_dir']}/checkpoints/best.ckpt"
+    assert changed.get("negatives_scorer", trained) == trained
+    overlay = yaml.safe_load((ROOT / variant["train"][1]).read_text())
+    assert overlay["trainer"]["default_root_dir"] != training["trainer"]["default_root_dir"]
+    defaults = {path.split("/")[-1]: yaml.safe_load((ROOT / path).read_text()) for path in recipe["chains"]}
+    outputs = {}
+    for path in variant["chains"]:
+        config = yaml.safe_load((ROOT / path).read_text())
+        default = defaults[path.split("/")[-1].replace(f"_{ablation}", "")]
+        assert {k: v for k, v in config.items() if k != "output"} == {
+            k: v for k, v in {**default, **changed}.items() if k != "output"}
+        assert config["output"].startswith("runs/chains/ablations/")
+        outputs[default["output"]] = config["output"]
+    named = training["data"]["init_args"]["chains"]
+    assert overlay["data"]["init_args"]["chains"] == {name: outputs[path] for name, path in named.items()}

@@ -247,7 +247,7 @@ def test_chains_file_resumes_after_a_partial_line(tmp_path):
         store.add(pid, triples)
     store.add("C", [triple("Velm", "has", "university", "C")])
     config = ChainsConfig(data=data, kg_store=str(tmp_path / "kg"), output=str(tmp_path / "chains.jsonl"),
-                          k0=3, index_cache_dir=None)
+                          k0=3, index_cache_dir=None, retriever="bm25")
 
     config.data.limit = 1
     assert build_chains_file(config)["written"] == 1
@@ -276,7 +276,7 @@ def test_negatives_from_the_store_search_only_the_passages_with_triples(tmp_path
     for pid, triples in BRIDGE_POOL.items():
         store.add(pid, triples)
     config = ChainsConfig(data=data, kg_store=str(tmp_path / "kg"), output=str(tmp_path / "chains.jsonl"),
-                          k0=3, index_cache_dir=None)
+                          k0=3, index_cache_dir=None, retriever="bm25")
     with pytest.raises(KeyError, match=r"no stored triples in .*kg for 1 passage\(s\) \(first: \['C'\]\)"):
         build_chains_file(config)  # C is retrieved, and nothing can extract it
     config.negatives_from = "store"
@@ -287,7 +287,7 @@ def test_negatives_from_the_store_search_only_the_passages_with_triples(tmp_path
     assert negatives and {t.passage_id for t in negatives} <= {"A", "B"}
 
     empty = ChainsConfig(data=data, kg_store=str(tmp_path / "empty"), output=str(tmp_path / "other.jsonl"),
-                         negatives_from="store", index_cache_dir=None)
+                         negatives_from="store", index_cache_dir=None, retriever="bm25")
     KGStore(tmp_path / "empty")
     with pytest.raises(DataError, match="empty: 2 gold passages of the questions to write have no triples "
                                         r"\(first: A, of question q1\): build the KG"):
@@ -301,7 +301,7 @@ def test_shared_musique_slice_with_gpt35_triples(shared_data, tmp_path):
                       str(folder / "hipporag_train_100_corpus.json"), limit=30)
     import_openie(folder / "hipporag_train_100_openie_gpt35.json", data.load().passages, KGStore(tmp_path / "kg"))
     config = ChainsConfig(data=data, kg_store=str(tmp_path / "kg"), output=str(tmp_path / "chains.jsonl"),
-                          index_cache_dir=None)
+                          index_cache_dir=None, retriever="bm25")
     summary = build_chains_file(config)
     report = chain_report(config)
     print(summary, json.dumps(report))

@@ -1,0 +1,140 @@
+"""KiRAG's document ranking: the paper's best-triple rule by default, exactly as before; a passage-aware
+fusion of triple, retriever and passage-text scores; saved predictions ranked again offline."""
+
+import random
+
+import numpy as np
+import pytest
+
+from core.config import ConfigError
+from core.types import Passage, Question, Triple
+from inference.embedding_index import EmbeddingIndex, TripleIndex
+from inference.kirag import KiRAG, _Run
+from inference.kirag_ranking import PassageScores, RankingConfig, rank_passages, rerank_predictions
+from inference.rerank import PassageScorer
+from inference.retrievers import passage_text
+
+
+def paper_rule(scores: dict[str, float], retrieved: dict[str, float], k: int) -> list[tuple[str, float]]:
+    """`_Run.ranking` before the ranking became configurable, verbatim."""
+    scored = sorted(scores, key=lambda pid: (-scores[pid], -retrieved[pid]))
+    ranked = [(pid, scores[pid]) for pid in scored[:k]]
+    ranked += [(pid, score) for pid, score in retrieved.items() if pid not in scores][: k - len(ranked)]
+    return ranked
+
+
+@pytest.mark.parametrize("weight", [1.0, 2.5])
+def test_the_default_ranking_is_the_paper_rule_exactly(weight):
+    rng = random.Random(0)
+    for _ in range(300):  # ties in both scores, and passages first scored in another order than retrieved
+        run = _Run(question=None)
+        ids = [f"p{i}" for i in range(rng.randint(0, 9))]
+        run.retrieved = {pid: rng.choice([0.5, 1.0, 2.0, rng.random()]) for pid in ids}
+        run.scores = {pid: rng.choice([0.1, 0.3, rng.random()]) for pid in rng.sample(ids, rng.randint(0, len(ids)))}
+        for k in range(1, len(ids) + 2):
+            assert rank_passages(run.passage_scores(), RankingConfig(triple_weight=weight), k) == \
+                paper_rule(run.scores, run.retrieved, k)
+
+
+def test_fused_scores_by_hand():
+    passages = [PassageScores("p1", 0.75, 1.0, 0.1), PassageScores("p2", 0.5, 2.0, 0.5),
+                PassageScores("p3", None, 3.0, 0.9)]  # p3: none of its triples was ever a candidate
+    # T (p3 takes the lowest, 0.5): 1, 0, 0; R: 0, 1/2, 1; X: 0, 1/2, 1
+    both = rank_passages(passages, RankingConfig(1.0, 1.0, 0.0), 3)
+    assert both == [("p1", 1.0), ("p3", 1.0), ("p2", 0.5)]  # p1 and p3 tie: the higher triple score first
+    assert rank_passages(passages, RankingConfig(0.0, 0.0, 1.0), 3) == [("p3", 1.0), ("p2", 0.5), ("p1", 0.0)]
+    mixed = rank_passages(passages, RankingConfig(0.5, 0.25, 0.25), 2)
+    assert mixed == [("p1", pytest.approx(0.5)), ("p3", pytest.approx(0.5))]
+    assert rank_passages(passages, RankingConfig(), 3) == [("p1", 0.75), ("p2", 0.5), ("p3", 3.0)]  # the paper's
+    assert rank_passages([], RankingConfig(1.0, 1.0, 1.0), 3) == []
+
+
+def test_a_text_weight_without_text_scores_is_refused():
+    with pytest.raises(ValueError, match="passage p1 has no text score"):
+        rank_passages([PassageScores("p1", 0.5, 1.0, None)], RankingConfig(text_weight=0.5), 3)
+    assert rank_passages([PassageScores("p1", 0.5, 1.0, None)], RankingConfig(retrieval_weight=0.5), 3)[0][0] == "p1"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"text_weight": -1.0}, "text_weight must be at least 0, got -1.0"),
+    ({"retrieval_weight": float("nan")}, "retrieval_weight must be at least 0, got nan"),
+    ({"triple_weight": 0.0}, "triple_weight and the other weights are all 0"),
+    ({"passage_max_length": 0}, "passage_max_length must be at least 1, got 0"),
+])
+def test_bad_ranking_settings_are_refused(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        RankingConfig(**kwargs)
+
+
+# --- the loop: p1 and p2 have triples, p3 none (the extractor missed its facts) -------------------------
+
+A = Triple.make("Ostrel Brewing", "founded by", "Ana Corvel", "p1")
+B = Triple.make("Ostrel Brewing", "founded in", "the year 1903", "p1")
+C = Triple.make("Drusk", "located on", "Lake Ammer", "p2")
+D = Triple.make("Lake Ammer", "area", "12 square kilometres", "p2")
+KG = {"p1": [B, A], "p2": [C, D], "p3": []}
+PASSAGES = {"p1": Passage("p1", "Ostrel Brewing", "Founded by Ana Corvel in 1903."),
+            "p2": Passage("p2", "Drusk", "Drusk lies on Lake Ammer."),
+            "p3": Passage("p3", "Ana Corvel", "Ana Corvel was born in Drusk.")}
+# Aligner scores, exact in binary: a query embeds as [1], a triple or passage as [its score].
+SCORES = {A.text: 0.75, B.text: 0.25, C.text: 0.5, D.text: 0.125} | {
+    passage_text(PASSAGES[pid]): score for pid, score in (("p1", 0.125), ("p2", 0.5), ("p3", 0.875))}
+QUESTION = Question("q", "Where was the founder of Ostrel Brewing born?")
+
+
+class StubRetriever:
+    def search(self, queries, k):
+        return [[("p3", 3.0), ("p2", 2.0), ("p1", 1.0)][:k] for _ in queries]
+
+
+class StubKG:
+    def get_many(self, pids):
+        return {pid: list(KG[pid]) for pid in pids}
+
+
+class ScoreEncoder:
+    def __init__(self):
+        self.queries = []
+
+    def encode(self, texts, kind="passage", batch_size=None, show_progress=True):
+        if kind == "query":
+            self.queries.extend(texts)
+        return np.array([[1.0 if kind == "query" else SCORES[t]] for t in texts], dtype=np.float32)
+
+    def fingerprint(self):
+        return "score-stub"
+
+
+def kirag(ranking=None, text=True, max_steps=2):
+    scorer = PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES) if text else None
+    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), k=3, k0=3, num_candidates=4,
+                 max_steps=max_steps, ranking=ranking, text_scorer=scorer)
+
+
+def test_the_loop_keeps_the_components_and_a_passage_without_triples_competes_by_its_text():
+    (default,) = kirag(text=False).predict([QUESTION])
+    assert default.passages == [("p1", 0.75), ("p2", 0.5), ("p3", 3.0)]  # p3 last: it has no triple
+    # in the order first scored (p2 is retrieved before p1), then the unscored in retrieval order
+    assert default.passage_scores == [["p2", 0.5, 2.0, None], ["p1", 0.75, 1.0, None], ["p3", None, 3.0, None]]
+    method = kirag(RankingConfig(0.0, 0.0, 1.0))
+    (text,) = method.predict([QUESTION])
+    assert [pid for pid, _ in text.passages] == ["p3", "p2", "p1"]
+    assert text.passage_scores == [["p2", 0.5, 2.0, 0.5], ["p1", 0.75, 1.0, 0.125], ["p3", None, 3.0, 0.875]]
+    assert method.text_scorer.index.encoder.queries == [QUESTION.question]  # the question alone, once
+    assert text.chain == default.chain and text.trace == default.trace  # the ranking never changes the loop
+
+
+@pytest.mark.parametrize("weights", [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.5, 0.25, 0.25)])
+def test_saved_predictions_ranked_again_equal_a_run_with_those_weights(weights):
+    (saved,) = kirag(RankingConfig(score_text=True)).predict([QUESTION])
+    (direct,) = kirag(RankingConfig(*weights)).predict([QUESTION])
+    assert rerank_predictions([saved], RankingConfig(*weights), 3) == {"q": direct.passages}
+
+
+def test_text_scores_are_needed_by_a_text_weight_and_only_then_computed():
+    with pytest.raises(ValueError, match="needs a text_scorer"):
+        kirag(RankingConfig(text_weight=1.0), text=False)
+    method = kirag(RankingConfig(retrieval_weight=1.0))
+    assert method.text_scorer is None and method.predict([QUESTION])[0].passage_scores[0][3] is None
+    with pytest.raises(ValueError, match="no passage_scores"):
+        rerank_predictions([type(method.predict([QUESTION])[0])("q", [])], RankingConfig(), 3)
