@@ -294,11 +294,12 @@ def config_data(name: str) -> dict:
 def test_multi_cpu_tests_on_the_questions_kirag_eval_evaluates(three_datasets):
     """multi_cpu.yaml's MuSiQue test split is shared_cpu.yaml's (benchmarks/kirag_eval.py's 50 test
     questions; on the real chains file when it is there, else on a stand-in of 100 questions), and
-    ircot_dev_500's first 100 questions (kirag_eval's `hotpotqa_ircot` part) are a test set only."""
+    ircot_dev_500's first 100 questions (kirag_eval's `hotpotqa_ircot_full` part) are a test set only."""
     from benchmarks.kirag_eval import PARTS
 
     shared, multi = config_data("shared_cpu.yaml"), config_data("multi_cpu.yaml")
-    ircot_test = PARTS["hotpotqa_ircot"].dataset
+    ircot_test = PARTS["hotpotqa_ircot_full"].dataset
+    assert PARTS["hotpotqa_ircot_full"].val_dataset == "hotpotqa_ircot"  # its choices: questions 101-500
     names = {"musique", "musique_kag", "hotpotqa", "hotpotqa_ircot", ircot_test, "2wiki"}
     assert set(multi["chains"]) == set(multi["test_fraction"]) == names
     assert multi["chains"]["musique"] == shared["chains"]
