@@ -2,15 +2,23 @@
 message that names the key (`kirag.k0 must be at least 1, got 0`).
 
 Each field is documented by an attribute docstring (the string under it); importing this module
-makes every jsonargparse parser, LightningCLI's included, show those strings in `--help`.
+makes every jsonargparse parser, LightningCLI's included, show those strings in `--help`, and read
+YAML strictly: a key given twice in one mapping, or a config file with no settings, is an error
+naming the file (PyYAML would take the last value, and jsonargparse say only "Unexpected config").
+Every number of a config is finite (`require_finite`): NaN fails every comparison, so a NaN
+threshold or learning rate passes range checks and silently disables what it sets.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar, get_type_hints
 
-from jsonargparse import set_parsing_settings
+import torch
+import yaml
+from jsonargparse import get_loader, set_loader, set_parsing_settings
 
 set_parsing_settings(docstring_parse_attribute_docstrings=True)
 
@@ -42,11 +50,42 @@ def require_non_negative(config: Any, *names: str) -> None:
     _require(config, names, 0)
 
 
+def non_finite(value: Any, key: str = "") -> tuple[str, Any] | None:
+    """The dotted key and value of the first NaN or infinite number in `value`: a number, a tensor, or
+    mappings, sequences and dataclasses of them, nested (a tensor's key is its own; None if all are finite)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if isinstance(value, torch.Tensor):
+        return (key, value) if value.is_floating_point() and not bool(torch.isfinite(value).all()) else None
+    if is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in fields(value)}
+    if hasattr(value, "as_dict"):  # a jsonargparse Namespace
+        value = value.as_dict()
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = ((f"[{i}]", item) for i, item in enumerate(value))
+    else:
+        return None
+    for name, item in items:
+        dotted = f"{key}{name}" if str(name).startswith("[") else f"{key}.{name}" if key else str(name)
+        if (found := non_finite(item, dotted)) is not None:
+            return found
+    return None
+
+
+def require_finite(values: Any, prefix: str = "") -> None:
+    """Every number in `values` (see `non_finite`) is finite; otherwise a `ConfigError` naming its key."""
+    if (found := non_finite(values, prefix)) is not None:
+        raise ConfigError(found[0] or "a setting", f"must be a finite number, got {found[1]}")
+
+
 def dataclass_from(cls: type[T], values: Any) -> T:
-    """Build a (nested) config dataclass from a jsonargparse namespace or a dict; a `ConfigError` of a
-    nested config names the full key (`kirag.k0`)."""
+    """Build a (nested) config dataclass from a jsonargparse namespace or a dict, every number finite; a
+    `ConfigError` of a nested config names the full key (`kirag.k0`)."""
     values = values.as_dict() if hasattr(values, "as_dict") else dict(values)
     values.pop("config", None)
+    require_finite(values)
     hints = get_type_hints(cls)  # resolves annotations written as strings
     kinds = {f.name: hints[f.name] for f in fields(cls)}
     built = {}
@@ -60,3 +99,42 @@ def dataclass_from(cls: type[T], values: Any) -> T:
                 raise ConfigError(f"{key}.{error.key}", error.problem) from None
         built[key] = value
     return cls(**built)
+
+
+# -- strict YAML ------------------------------------------------------------------------------
+
+
+class ConfigFileError(yaml.YAMLError):
+    """A config file that parses but cannot be meant as written."""
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, path: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        first: dict[Any, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                line = key.start_mark.line + 1
+                if key.value in first:
+                    raise ConfigFileError(f"{path or 'a YAML value'}: line {line}: the key {key.value!r} is given "
+                                          f"again (first at line {first[key.value]}); give each setting once")
+                first[key.value] = line
+            _refuse_duplicate_keys(value, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_duplicate_keys(item, path)
+
+
+_jsonargparse_yaml_load = get_loader("yaml")
+
+
+def strict_yaml_load(stream: str, path: str = "") -> Any:
+    """jsonargparse's YAML loader, refusing a key given twice in one mapping and, for a config file
+    (`path` given), a file that holds no settings."""
+    _refuse_duplicate_keys(yaml.compose(stream, Loader=yaml.SafeLoader), str(path))
+    value = _jsonargparse_yaml_load(stream)
+    if path and value is None:
+        raise ConfigFileError(f"{path}: the config file holds no settings (it is empty or only comments)")
+    return value
+
+
+set_loader("yaml", strict_yaml_load, exceptions=(yaml.YAMLError,))

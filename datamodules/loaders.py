@@ -65,6 +65,18 @@ class DataConfig:
     def load(self) -> Benchmark:
         return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit, self.offset)
 
+    def corpus_file(self) -> Path | None:
+        """The corpus file `load` reads: `corpus`, or the `passages.jsonl` beside unified questions; None
+        when the corpus is the questions' own contexts."""
+        return corpus_file(self.format, self.questions, self.corpus)
+
+
+def corpus_file(format: str, questions: str | Path, corpus: str | Path | None) -> Path | None:
+    """`corpus`, or for unified questions without one the `passages.jsonl` `prepare.py data` writes beside them."""
+    if corpus is not None:
+        return Path(corpus)
+    return Path(questions).with_name("passages.jsonl") if format == "unified" else None
+
 
 @dataclass
 class _Parsed:
@@ -313,7 +325,7 @@ def load_benchmark(
     _check_unique_ids(parsed, questions)
 
     if corpus is None and format == "unified":
-        corpus = Path(questions).with_name("passages.jsonl")  # what `prepare.py data` writes beside them
+        corpus = corpus_file(format, questions, corpus)
         if not corpus.is_file():
             raise DataError(questions, None, f"unified questions carry no contexts and there is no {corpus}: "
                                              "name the corpus with --data.corpus")

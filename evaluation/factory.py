@@ -24,6 +24,8 @@ from models.uncertainty import MindParams
 
 log = logging.getLogger(__name__)
 
+KG_METHODS = ("kirag", "kirag+mind", "rag+rerank")  # the methods that read the KG store
+
 MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic",
                                      "kirag+mind": "dynamic"}
 
@@ -49,7 +51,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     if config.method == "rag":
         return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
     search: FactSearch
-    if config.method in ("kirag", "kirag+mind", "rag+rerank"):
+    if config.method in KG_METHODS:
         k = config.kirag
         existed = Path(k.kg).is_dir()
         store = KGStore(k.kg, create=k.extract_missing)

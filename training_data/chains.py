@@ -1,8 +1,8 @@
 """`prepare.py chains`: the Aligner's training file `chains.jsonl` (silver chains + mined negatives).
 
 Each line is `ChainRecord.to_dict()` plus `source` (evidences | decomposition | search). Lines are
-appended and fsynced one question at a time; a rerun skips the question ids already written, after
-cutting off a partial last line left by a kill. The settings are kept beside the file
+appended and fsynced one question at a time; a rerun skips the question ids already written, and
+cuts off a partial last line left by a kill before it appends. The settings are kept beside the file
 (`chains.run.json`): a rerun with other settings is refused unless `overwrite`.
 """
 
@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
 from core.config import require_positive
-from core.records import DataError, check_settings, exclusive_output, log_records, write_atomic
+from core.records import DataError, append_log, check_settings, exclusive_output, log_records, write_atomic
 from core.records import field as record_field
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
@@ -80,7 +80,7 @@ class ChainsConfig:
 
 
 def _written_ids(path: Path) -> set[str]:
-    """Question ids already in the file; cuts off a partial last line."""
+    """Question ids already in the file (a partial last line left by a kill is not one)."""
     return {record_field(record, "question_id", str, path, where) for where, record in log_records(path)}
 
 
@@ -146,7 +146,7 @@ def _write_chains(todo: list[Question], passages: dict[str, Passage], kg: Triple
     """Build and append the chains of `todo` in batches, one fsynced line per question; returns counts."""
     counts: Counter = Counter()
     builder = ChainBuilder(config.use_ground_truth, config.beam_size)
-    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
+    with append_log(out) as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
         for start in range(0, len(todo), config.batch_size):
             batch = todo[start : start + config.batch_size]
             chains = build_chains(batch, passages, kg, builder)
