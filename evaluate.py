@@ -16,6 +16,7 @@ import sys
 from jsonargparse import ArgumentParser
 
 from core.cli import exit_code
+from core.records import check_output
 from evaluation.config import parse_config
 from evaluation.report import compare
 from evaluation.runner import evaluate
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("runs", type=str, nargs="+", help="output folders of finished runs")
         parser.add_argument("--output_dir", type=str, required=True)
         args = parser.parse_args(argv[1:])
-        return exit_code(lambda: compare(args.runs, args.output_dir))
+        return exit_code(lambda: compare(args.runs, str(check_output(args.output_dir, is_folder=True))))
     return exit_code(lambda: evaluate(parse_config(argv)))
 
 

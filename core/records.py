@@ -308,6 +308,16 @@ def write_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+def check_output(path: str | Path, is_folder: bool) -> Path:
+    """`path`, refused in one line when it is a file where a folder is to be written, or the reverse."""
+    path = Path(path)
+    if is_folder and path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{path} is a file, not a folder: choose another output folder")
+    if not is_folder and path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a file: choose another output file")
+    return path
+
+
 @contextmanager
 def exclusive_output(path: str | Path, is_folder: bool) -> Iterator[Path]:
     """Hold an exclusive lock on an output (a folder, or a file and its sidecars) while writing it.
@@ -315,11 +325,7 @@ def exclusive_output(path: str | Path, is_folder: bool) -> Iterator[Path]:
     The lock is `path/.lock` for a folder and `.<name>.lock` beside a file; a second writer fails at
     once instead of mixing its results in. The operating system releases the lock of a killed process.
     """
-    path = Path(path)
-    if is_folder and path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"{path} is a file, not a folder: choose another output folder")
-    if not is_folder and path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder, not a file: choose another output file")
+    path = check_output(path, is_folder)
     folder = path if is_folder else path.parent
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(folder / ".lock" if is_folder else folder / f".{path.name}.lock", timeout=0)

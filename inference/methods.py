@@ -22,6 +22,7 @@ class Prediction:
     trace: list[dict] | None = None  # iterative methods: what each step queried, saw and chose
     retrieved: list[str] | None = None  # every distinct passage retrieved, in order; None: those returned
     fallbacks: int | None = None  # KiRAG with a Constructor: steps where its output named no candidate
+    truncated_passages: int | None = None  # the reader: passages cut to fit the LM's context
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing
+import os
 
 import pytest
 
@@ -57,6 +58,18 @@ def test_write_atomic_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
         write_atomic(path, "new\n")
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]  # no temporary file left behind
+
+
+def test_write_atomic_syncs_the_file_before_renaming_it_over_the_old_one(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+                        or real_fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda src, dst: events.append(("replace", str(src))) or real_replace(src, dst))
+    write_atomic(tmp_path / "metrics.json", "new\n")
+    (_, synced), (_, renamed) = events
+    assert [e for e, _ in events] == ["fsync", "replace"] and synced == renamed  # the temporary file, then its rename
+    assert (tmp_path / "metrics.json").read_text() == "new\n"
 
 
 def hold_lock(folder, ready, release):
