@@ -19,6 +19,7 @@ from core.records import (
     log_records,
     read_json,
     read_records,
+    split_held_out,
     write_atomic,
 )
 
@@ -201,3 +202,11 @@ def test_content_digest_follows_bytes_and_names_not_paths_or_hidden_files(tmp_pa
     (a / "sub" / "config.json").rename(a / "sub" / "other.json")
     assert content_digest(a) != content_digest(b)  # a renamed file is another folder
     assert content_digest(a / "weights.bin") == content_digest(b / "weights.bin") != content_digest(a / "sub" / "other.json")
+
+
+def test_a_held_out_share_below_one_never_holds_out_every_record():
+    assert split_held_out(["a"], 0.1, seed=0) == (["a"], [])  # one record: it trains, and nothing validates
+    train, held_out = split_held_out(["a", "b"], 0.9, seed=0)
+    assert len(train) == len(held_out) == 1 and sorted(train + held_out) == ["a", "b"]
+    assert split_held_out(["a", "b"], 1.0, seed=0) == ([], ["a", "b"])  # a test set only
+    assert split_held_out(["a", "b", "c"], 0.0, seed=0) == (["a", "b", "c"], [])

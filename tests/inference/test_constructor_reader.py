@@ -87,6 +87,7 @@ def test_constructor_calls_the_lm_once_per_batch(tiny_lm):
     ("So the answer is: \"Lake Ammer\"", "Lake Ammer"),
     ("The answer is 1903.", "1903"),
     ("", ""),
+    (".NET Framework.", ".NET Framework"),  # only a final period goes
 ])
 def test_clean_answer(raw, clean):
     assert clean_answer(raw) == clean
@@ -133,6 +134,7 @@ def test_token_f1_threshold_is_four_fifths():
     ([10, 20, 30], 45, 17),  # 10 whole, the others cut to 17 (10 + 17 + 17 = 44)
     ([100, 5], 20, 15),
     ([7, 7], 0, 0),
+    ([5, 100], 11, 6),  # 5 fits its share exactly and stays whole: the other gets the rest, 6
 ])
 def test_water_level_cuts_the_longest_first(lengths, budget, level):
     assert water_level(lengths, budget) == level

@@ -120,6 +120,8 @@ def test_missing_lists_unstored_ids_once_in_input_order(tmp_path):
     store = KGStore(tmp_path)
     fill(store, count=2)
     assert store.missing(["z", "p1", "a", "z", "p0"]) == ["z", "a"]
+    order = [f"q{i}" for i in (7, 3, 11, 0, 5, 9, 1, 12, 4, 8, 2, 10, 6)]
+    assert store.missing(order + ["p0"] + order) == order
     assert store.has("p0") and "p1" in store and not store.has("z")
 
 
@@ -168,6 +170,25 @@ def test_a_snapshot_that_does_not_match_the_log_is_ignored(tmp_path):
     assert KGStore(tmp_path).passage_ids() == ["p0"]
     (tmp_path / "snapshot" / "meta.json").write_text("{not json")
     assert KGStore(tmp_path).passage_ids() == ["p0"]
+
+
+def test_a_snapshot_of_a_longer_log_with_the_same_tail_is_ignored(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=40)  # more than the 4 KiB the snapshot's tail hash covers
+    store.compact()
+    store.log_path.write_text("".join(line + "\n" for line in log_lines(store)[1:]))  # p0's line removed
+    assert KGStore(tmp_path).passage_ids() == [f"p{i}" for i in range(1, 40)]
+
+
+def test_a_snapshot_is_written_once_the_unsnapshotted_log_reaches_the_compaction_size(tmp_path, monkeypatch):
+    entry = ("p0", triples_of("p0", 2), 0)
+    size = len(kg_store.record_line(*entry, "llm").encode())
+    monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", size + 1)
+    KGStore(tmp_path / "below").add_many([entry])
+    assert not (tmp_path / "below" / "snapshot").exists()
+    monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", size)
+    KGStore(tmp_path / "at").add_many([entry])
+    assert json.loads((tmp_path / "at" / "snapshot" / "meta.json").read_text())["log_bytes"] == size
 
 
 def test_a_write_past_the_compaction_size_writes_a_snapshot_and_opening_writes_none(tmp_path, monkeypatch):

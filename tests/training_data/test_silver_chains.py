@@ -209,6 +209,11 @@ def test_evidences_map_to_best_matching_triples_preferring_an_unused_passage():
     question.gold_triples.append(["Drusk", "twinned with", "Harlow"])  # matches nothing
     unmatched = ChainBuilder().from_evidences(question, pool)
     assert len(unmatched.triples) == 2 and not unmatched.complete
+    # token F1 0.4 with <Ana Corvel; studied in; Velm>: a shared name is not a match
+    question.gold_triples[-1] = ["Ana Corvel", "twinned with", "Harlow"]
+    weak = ChainBuilder().from_evidences(question, pool)
+    assert token_f1("Ana Corvel twinned with Harlow", BREWER[0].plain_text) == 0.4
+    assert len(weak.triples) == 2 and not weak.complete
 
 
 def test_decomposition_substitutes_earlier_answers_into_later_hops():
