@@ -96,7 +96,6 @@ class TrainingCLI(LightningCLI):
                 if callback.init_args.get("dirpath") is None and root is not None:
                     callback.init_args.dirpath = os.path.join(str(root), "checkpoints")
 
-
     def instantiate_trainer(self, **kwargs) -> L.Trainer:
         trainer = super().instantiate_trainer(**kwargs)
         trainer.callbacks.insert(0, TrainingGuard())  # before the checkpoint callbacks (Lightning keeps those last)

@@ -74,9 +74,9 @@ def non_finite(value: Any, key: str = "") -> tuple[str, Any] | None:
     return None
 
 
-def require_finite(values: Any, prefix: str = "") -> None:
+def require_finite(values: Any) -> None:
     """Every number in `values` (see `non_finite`) is finite; otherwise a `ConfigError` naming its key."""
-    if (found := non_finite(values, prefix)) is not None:
+    if (found := non_finite(values)) is not None:
         raise ConfigError(found[0] or "a setting", f"must be a finite number, got {found[1]}")
 
 

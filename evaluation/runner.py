@@ -1,8 +1,9 @@
 """The resumable evaluation run: predictions are appended and fsynced as they are made, so a run
 started again with the same config and the same inputs resumes where it stopped; then metrics and
-the report. `run.json` (the config, and the digests of every input that decides the results: the
-questions, the corpus, the KG store, the Aligner, the LM, MIND's parameters), `metrics.json` and
-`metrics.md` are written whole (temporary file, then rename)."""
+the report. `run.json` (the config, and the digests of the local inputs that decide the results: the
+questions, the corpus, the KG store, the encoder, the Aligner, MIND's parameters; not an LM folder,
+whose gigabytes would be read at every start), `metrics.json` and `metrics.md` are written whole
+(temporary file, then rename)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,7 @@ def _inputs(config: EvalConfig) -> dict[str, Path]:
     also when it is implicit: the `passages.jsonl` beside unified questions)."""
     corpus = config.data.corpus_file()
     named = {"data.questions": config.data.questions, "data.corpus": corpus, "data.gold_titles": config.data.gold_titles,
-             "encoder.name": config.encoder.name, "aligner.name": config.aligner.name, "lm.name": config.lm.name,
-             "mind.params": config.mind.params}
+             "encoder.name": config.encoder.name, "aligner.name": config.aligner.name, "mind.params": config.mind.params}
     if config.method in KG_METHODS:
         named[KG_KEY] = Path(config.kirag.kg) / LOG_NAME
     return {key: Path(path) for key, path in named.items() if path and Path(path).exists()}
