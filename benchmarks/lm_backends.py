@@ -110,7 +110,7 @@ def measure(backend: str, args: argparse.Namespace) -> dict:
                 "triples": {pid: [[t.head, t.relation, t.tail] for t in triples] for pid, (triples, _) in out.items()}}
 
     def read() -> dict:
-        answers = Reader(lm, top_k=4).answer(questions, [[by_id[pid] for pid in q.gold_passage_ids] for q in questions])
+        answers, _ = Reader(lm, top_k=4).answer(questions, [[by_id[pid] for pid in q.gold_passage_ids] for q in questions])
         return {"answers": answers}
 
     def construct() -> dict:

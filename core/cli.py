@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jsonargparse import ActionConfigFile, ArgumentParser, set_parsing_settings
+import yaml
+from jsonargparse import ActionConfigFile, ArgumentParser, get_loader, set_loader, set_parsing_settings
 
 from core.config import dataclass_from
 from core.records import DataError, OutputBusyError
@@ -20,10 +21,46 @@ from core.records import DataError, OutputBusyError
 T = TypeVar("T")
 
 
+class ConfigFileError(yaml.YAMLError):
+    """A config file that parses but cannot be meant as written."""
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, path: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        first: dict[Any, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                line = key.start_mark.line + 1
+                if key.value in first:
+                    raise ConfigFileError(f"{path or 'a YAML value'}: line {line}: the key {key.value!r} is given "
+                                          f"again (first at line {first[key.value]}); give each setting once")
+                first[key.value] = line
+            _refuse_duplicate_keys(value, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_duplicate_keys(item, path)
+
+
+_jsonargparse_yaml_load = get_loader("yaml")
+
+
+def strict_yaml_load(stream: str, path: str = "") -> Any:
+    """jsonargparse's YAML loader, refusing a key given twice in one mapping and, for a config file
+    (`path` given), a file that holds no settings."""
+    _refuse_duplicate_keys(yaml.compose(stream, Loader=yaml.SafeLoader), str(path))
+    value = _jsonargparse_yaml_load(stream)
+    if path and value is None:
+        raise ConfigFileError(f"{path}: the config file holds no settings (it is empty or only comments)")
+    return value
+
+
 def parsing_settings() -> None:
     """jsonargparse's settings for the project's parsers, set by each command as it builds one: `--help`
-    shows every config field's attribute docstring (the string under the field)."""
+    shows every config field's attribute docstring (the string under the field), and YAML is read
+    strictly: a key given twice in one mapping, or a config file with no settings, is an error naming
+    the file (PyYAML would take the last value, and jsonargparse say only "Unexpected config")."""
     set_parsing_settings(docstring_parse_attribute_docstrings=True)
+    set_loader("yaml", strict_yaml_load, exceptions=(yaml.YAMLError,))
 
 
 def argument_parser(**kwargs: Any) -> ArgumentParser:

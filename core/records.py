@@ -11,10 +11,11 @@ import os
 import random
 import re
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from filelock import FileLock, Timeout
 
@@ -47,6 +48,21 @@ def read_text(path: str | Path) -> str:
         line = data.count(b"\n", 0, error.start) + 1
         raise DataError(path, f"line {line}", f"not UTF-8 text: byte 0x{data[error.start]:02x} "
                                               f"at offset {error.start}") from None
+
+
+def checkpoint_file(path: str | Path, what: str = "checkpoint") -> Path:
+    """`path`, checked to be a whole torch checkpoint (a zip archive, as `torch.save` writes) before torch
+    reads it: torch's own errors for a folder or a file cut short are long, and advise unsafe loading."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} '{path}' is a folder, not a checkpoint file (train.py writes "
+                                "<default_root_dir>/checkpoints/best.ckpt and last.ckpt)")
+    if not path.exists():
+        raise FileNotFoundError(f"{what} '{path}' does not exist")
+    if not zipfile.is_zipfile(path):
+        raise DataError(path, None, "not a checkpoint that train.py wrote, or a truncated one (not a whole torch "
+                                    "archive: its end record is missing)")
+    return path
 
 
 def _lone_surrogate(value: Any) -> str | None:
@@ -141,10 +157,12 @@ def read_records(path: str | Path) -> list[tuple[str, Any]]:
 
 
 def log_records(path: str | Path) -> list[tuple[str, Any]]:
-    """The records of an append-only JSON Lines log (chains, predictions, traces), each with its line,
-    after cutting off a partial last line left by a kill; a malformed line is a `DataError`."""
+    """The records of an append-only JSON Lines log (chains, predictions, traces), each with its line.
+
+    Read only: a partial last line (a write killed, or one in progress) is left out, never cut off
+    (the next writer does that, `append_log`); a malformed line before it is a `DataError`."""
     records = []
-    for number, line in enumerate(complete_log(path).splitlines(), start=1):
+    for number, line in enumerate(read_log(path).splitlines(), start=1):
         if line.strip():
             try:
                 records.append((f"line {number}", json.loads(line)))
@@ -166,23 +184,66 @@ def field(record: Any, name: str, kind: type | tuple[type, ...], path: str | Pat
     return value
 
 
-def complete_log(path: str | Path) -> bytes:
-    """The complete lines of an append-only JSON Lines log, after cutting off a partial last line.
+def _whole(data: bytes) -> int:
+    """How many leading bytes of a log are whole records: up to its last newline, and the line after it
+    too when that line parses (a record whose newline alone is missing)."""
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        try:
+            json.loads(data[complete:])
+            return len(data)
+        except ValueError:  # JSONDecodeError, or bytes that are not UTF-8
+            pass
+    return complete
 
-    A process killed mid-write leaves at most one partial line at the end; cutting it off lets the
-    next run append cleanly and redo only that record.
+
+def read_log(path: str | Path) -> bytes:
+    """The whole records of an append-only JSON Lines log, read only, ending with a newline.
+
+    A partial last line (a process killed mid-write, or a write in progress) is left out with a
+    warning; a last line that parses is a record, newline or not. Nothing is written: `append_log`,
+    under the writer's lock, repairs the file.
     """
     path = Path(path)
     if not path.exists():
         return b""
     data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    if complete < len(data):
-        log.warning("%s: dropping a partial last line (%d bytes) left by an interrupted write", path,
-                    len(data) - complete)
-        with open(path, "rb+") as f:
-            f.truncate(complete)
-    return data[:complete]
+    whole = _whole(data)
+    if whole < len(data):
+        log.warning("%s: leaving out a partial last line (%d bytes), left by an interrupted write or one in "
+                    "progress; the next write removes it", path, len(data) - whole)
+    data = data[:whole]
+    return data if not data or data.endswith(b"\n") else data + b"\n"
+
+
+def repair_log(path: str | Path) -> None:
+    """Make a log end with a whole line before it is appended to: cut off a partial last line, or end a
+    last record that lacks its newline. Only a writer calls it, holding the log's lock."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with open(path, "rb+") as f:
+        data = f.read()
+        whole = _whole(data)
+        if whole < len(data):
+            log.warning("%s: removing a partial last line (%d bytes) left by an interrupted write", path,
+                        len(data) - whole)
+            f.truncate(whole)
+        elif data and not data.endswith(b"\n"):
+            f.write(b"\n")
+        else:
+            return
+        f.flush()
+        os.fsync(f.fileno())
+
+
+@contextmanager
+def append_log(path: str | Path) -> Iterator[IO[str]]:
+    """Open a JSON Lines log for appending, once `repair_log` has made it end with a whole line. The
+    caller holds the log's lock (`exclusive_output`, or the KG store's) and fsyncs what it writes."""
+    repair_log(path)
+    with open(path, "a", encoding="utf-8") as f:
+        yield f
 
 
 def split_held_out(records: list, fraction: float, seed: int) -> tuple[list, list]:
@@ -216,6 +277,23 @@ def content_digest(path: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def _prefix_digest(data: bytes) -> str:
+    return f"{len(data)}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def log_digest(path: str | Path) -> str:
+    """`<bytes>:<sha256>` (16 hex digits) of the whole records of an append-only log (`read_log`)."""
+    return _prefix_digest(read_log(path))
+
+
+def log_extends(path: str | Path, digest: str) -> bool:
+    """Whether a log still starts with the records a `log_digest` digested: later appends keep it, any
+    change to what it held does not."""
+    length = digest.partition(":")[0]
+    data = read_log(path)
+    return length.isdigit() and int(length) <= len(data) and _prefix_digest(data[: int(length)]) == digest
+
+
 def write_atomic(path: str | Path, text: str, compress: bool = False) -> None:
     """Write `path` whole or not at all: a temporary file beside it, synced, then renamed over it.
     `compress`: gzip, with no name or time in its header, so the same text gives the same bytes."""
@@ -236,6 +314,16 @@ def write_atomic(path: str | Path, text: str, compress: bool = False) -> None:
         raise
 
 
+def check_output(path: str | Path, is_folder: bool) -> Path:
+    """`path`, refused in one line when it is a file where a folder is to be written, or the reverse."""
+    path = Path(path)
+    if is_folder and path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{path} is a file, not a folder: choose another output folder")
+    if not is_folder and path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a file: choose another output file")
+    return path
+
+
 @contextmanager
 def exclusive_output(path: str | Path, is_folder: bool) -> Iterator[Path]:
     """Hold an exclusive lock on an output (a folder, or a file and its sidecars) while writing it.
@@ -243,11 +331,7 @@ def exclusive_output(path: str | Path, is_folder: bool) -> Iterator[Path]:
     The lock is `path/.lock` for a folder and `.<name>.lock` beside a file; a second writer fails at
     once instead of mixing its results in. The operating system releases the lock of a killed process.
     """
-    path = Path(path)
-    if is_folder and path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"{path} is a file, not a folder: choose another output folder")
-    if not is_folder and path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder, not a file: choose another output file")
+    path = check_output(path, is_folder)
     folder = path if is_folder else path.parent
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(folder / ".lock" if is_folder else folder / f".{path.name}.lock", timeout=0)

@@ -65,6 +65,18 @@ class DataConfig:
     def load(self) -> Benchmark:
         return load_benchmark(self.format, self.questions, self.corpus, self.gold_titles, self.limit, self.offset)
 
+    def corpus_file(self) -> Path | None:
+        """The corpus file `load` reads: `corpus`, or the `passages.jsonl` beside unified questions; None
+        when the corpus is the questions' own contexts."""
+        return corpus_file(self.format, self.questions, self.corpus)
+
+
+def corpus_file(format: str, questions: str | Path, corpus: str | Path | None) -> Path | None:
+    """`corpus`, or for unified questions without one the `passages.jsonl` `prepare.py data` writes beside them."""
+    if corpus is not None:
+        return Path(corpus)
+    return Path(questions).with_name("passages.jsonl") if format == "unified" else None
+
 
 @dataclass
 class _Parsed:
@@ -85,6 +97,25 @@ def _str(record, name, path, where) -> str:
 
 def _list(record, name, path, where) -> list:
     return field(record, name, list, path, where)
+
+
+def _strings(record, name, path, where) -> list[str]:
+    """An optional field holding a list of strings ([] when absent or null): a string there would be
+    split into its characters, a number turned into text."""
+    value = record.get(name) if isinstance(record, dict) else None
+    if value is None:
+        return []
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        found = type(value).__name__ if not isinstance(value, list) else "a list holding " + ", ".join(
+            sorted({type(v).__name__ for v in value if not isinstance(v, str)}))
+        raise DataError(path, where, f"field '{name}' should be a list of strings, found {found}")
+    return value
+
+
+def _optional(record, name, kind: type, default, path, where):
+    """An optional field of type `kind` (`default` when absent or null)."""
+    value = record.get(name) if isinstance(record, dict) else None
+    return default if value is None else field(record, name, kind, path, where)
 
 
 def _titled_sentences(record, path, where) -> list[Passage]:
@@ -151,7 +182,7 @@ def read_musique(record, path: Path, where: str) -> _Parsed:
     question = Question(
         id=qid,
         question=_str(record, "question", path, where),
-        answers=[_str(record, "answer", path, where)] + [str(a) for a in record.get("answer_aliases", [])],
+        answers=[_str(record, "answer", path, where)] + _strings(record, "answer_aliases", path, where),
         type=qid.split("__")[0] if "__" in qid else "",
         decomposition=decomposition,
     )
@@ -160,8 +191,8 @@ def read_musique(record, path: Path, where: str) -> _Parsed:
 
 def read_ircot(record, path: Path, where: str) -> _Parsed:
     answers = []
-    for obj in _list(record, "answers_objects", path, where):
-        answers += [str(s) for s in (obj.get("spans") or [])] if isinstance(obj, dict) else []
+    for i, obj in enumerate(_list(record, "answers_objects", path, where)):
+        answers += _strings(obj, "spans", path, f"{where}, answers_objects[{i}]")
     context, gold = [], []
     for i, ctx in enumerate(_list(record, "contexts", path, where)):
         at = f"{where}, context {i}"
@@ -181,8 +212,8 @@ def read_ircot(record, path: Path, where: str) -> _Parsed:
 def read_plain(record, path: Path, where: str) -> _Parsed:
     """A question string, or an object with `question` and optional `answer`/`ground_truth` titles."""
     text = record if isinstance(record, str) else _str(record, "question", path, where)
-    answer = record.get("answer") if isinstance(record, dict) else None
-    titles = record.get("ground_truth", []) if isinstance(record, dict) else []
+    answer = _optional(record, "answer", str, None, path, where)
+    titles = _strings(record, "ground_truth", path, where)
     question = Question(
         id=str(record.get("id")) if isinstance(record, dict) and "id" in record else _text_id(text),
         question=text,
@@ -200,14 +231,20 @@ def read_unified(record, path: Path, where: str) -> _Parsed:
         # a misspelt optional field (`gold_ids`) would otherwise leave the question without gold passages
         raise DataError(path, where, f"unknown field {unknown[0]!r}; a unified question has "
                                      f"{', '.join(_QUESTION_FIELDS)}")
+    triples = _optional(record, "gold_triples", list, [], path, where)
+    if not all(isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t) for t in triples):
+        raise DataError(path, where, "field 'gold_triples' should be a list of [head, relation, tail] strings")
+    steps = _optional(record, "decomposition", list, [], path, where)
+    if not all(isinstance(step, dict) for step in steps):
+        raise DataError(path, where, "field 'decomposition' should be a list of {question, answer} objects")
     question = Question(
         id=_str(record, "id", path, where),
         question=_str(record, "question", path, where),
-        answers=[str(a) for a in record.get("answers", [])],
-        gold_passage_ids=[str(p) for p in record.get("gold_passage_ids", [])],
-        type=str(record.get("type", "")),
-        gold_triples=record.get("gold_triples", []),
-        decomposition=record.get("decomposition", []),
+        answers=_strings(record, "answers", path, where),
+        gold_passage_ids=_strings(record, "gold_passage_ids", path, where),
+        type=_optional(record, "type", str, "", path, where),
+        gold_triples=triples,
+        decomposition=steps,
     )
     return _Parsed(question, where)
 
@@ -260,7 +297,7 @@ def load_corpus(path: str | Path) -> list[Passage]:
     passages = []
     for where, record in read_records(path):
         title, text = _str(record, "title", path, where), _str(record, "text", path, where)
-        passage = Passage.make(title, text, sentences=record.get("sentences"))
+        passage = Passage.make(title, text, sentences=_strings(record, "sentences", path, where))
         if "id" in record:
             passage.id = str(record["id"])
         passages.append((where, passage))
@@ -281,8 +318,9 @@ def load_gold_titles(path: str | Path) -> dict[str, list[str]]:
     """A list of {question, ground_truth: [titles]}: gold titles for a plain question list."""
     gold = {}
     for where, record in read_records(path):
-        titles = field(record, "ground_truth", list, path, where)
-        gold[normalize_space(_str(record, "question", path, where))] = [normalize_space(str(t)) for t in titles]
+        field(record, "ground_truth", list, path, where)  # required
+        titles = _strings(record, "ground_truth", path, where)
+        gold[normalize_space(_str(record, "question", path, where))] = [normalize_space(t) for t in titles]
     return gold
 
 
@@ -310,16 +348,25 @@ def load_benchmark(
         if format not in READERS:
             raise DataError(questions, records[0][0], "cannot tell which published format this file is in")
     parsed = [READERS[format](record, Path(questions), where) for where, record in records]
+    for item in parsed:
+        if not item.question.question.strip():
+            raise DataError(questions, item.where, f"question {item.question.id!r} has an empty question text")
     _check_unique_ids(parsed, questions)
 
     if corpus is None and format == "unified":
-        corpus = Path(questions).with_name("passages.jsonl")  # what `prepare.py data` writes beside them
+        corpus = corpus_file(format, questions, corpus)
         if not corpus.is_file():
             raise DataError(questions, None, f"unified questions carry no contexts and there is no {corpus}: "
                                              "name the corpus with --data.corpus")
     passages = load_corpus(corpus) if corpus else _dedup([(q.where, p) for q in parsed for p in q.context], questions)
+    if not passages and corpus is None:
+        sniffed = _sniff(records[0][1])
+        hint = (f"; its records look like {sniffed} questions: --data.format {sniffed}?"
+                if sniffed not in (format, "plain", "unknown") else "")
+        raise DataError(questions, None, f"{format} questions carry no passages, and no corpus was given: name it "
+                                         f"with --data.corpus{hint}")
     if not passages:
-        raise DataError(corpus or questions, None, "the corpus is empty")
+        raise DataError(corpus, None, "the corpus is empty")
     titles = {} if gold_titles is None else load_gold_titles(gold_titles)
     _resolve_gold(parsed, passages, titles, questions, corpus)
     return Benchmark([p.question for p in parsed], passages)

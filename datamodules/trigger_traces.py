@@ -20,6 +20,7 @@ A sentence's label is 1 when it needs retrieval; an entity's is 1 when it is use
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,8 @@ log = logging.getLogger(__name__)
 
 def _numbers(record: dict, name: str, path, where: str) -> list[float]:
     values = field(record, name, list, path, where)
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise DataError(path, where, f"field '{name}' should be a list of numbers")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise DataError(path, where, f"field '{name}' should be a list of finite numbers")
     return [float(v) for v in values]
 
 

@@ -27,6 +27,8 @@ from models.uncertainty import MindParams
 
 log = logging.getLogger(__name__)
 
+KG_METHODS = ("kirag", "kirag+mind")  # the methods that read the KG store
+
 MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic",
                                      "kirag+mind": "dynamic"}
 
@@ -66,7 +68,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
                       max_context=i.max_context, max_new_tokens=i.max_new_tokens, budget=i.budget)
         return with_reader(config, ircot, lm, passages)
     search: FactSearch
-    if config.method in ("kirag", "kirag+mind"):
+    if config.method in KG_METHODS:
         k = config.kirag
         existed = Path(k.kg).is_dir()
         store = KGStore(k.kg, create=k.extract_missing)

@@ -27,7 +27,8 @@ TESTED = ("recall@5", "answer_in_context@3", "em", "f1")  # the figures given an
 RECALLS = tuple(f"recall@{k}" for k in RECALL_KS) + ("recall@retrieved",)
 CONTEXTS = tuple(f"answer_in_context@{k}" for k in CONTEXT_KS)
 COSTS = {"passages_retrieved": "passages_retrieved", "retrieval_calls": "retrieval_calls",
-         "llm_calls": "llm_calls", "seconds": "seconds_per_question", "fallbacks": "constructor_fallbacks"}
+         "llm_calls": "llm_calls", "seconds": "seconds_per_question", "fallbacks": "constructor_fallbacks",
+         "truncated_passages": "truncated_passages"}
 """per-question cost (a `Prediction` field) -> the name of its mean"""
 
 
@@ -59,8 +60,9 @@ def question_scores(benchmark: Benchmark, predictions: list[Prediction]) -> dict
             row |= answer_scores(p.answer, answers) if answers else {"em": None, "f1": None}
         row |= {"passages_retrieved": float(len(pool(p))), "retrieval_calls": float(p.retrieval_calls),
                 "llm_calls": float(p.llm_calls), "seconds": float(p.seconds)}
-        if p.fallbacks is not None:
-            row["fallbacks"] = float(p.fallbacks)
+        for name in ("fallbacks", "truncated_passages"):  # the Constructor's and the reader's, where they ran
+            if getattr(p, name) is not None:
+                row[name] = float(getattr(p, name))
         scores[q.id] = row
     return scores
 

@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402
 
-from core.records import write_atomic  # noqa: E402
+from core.records import check_output, write_atomic  # noqa: E402
 from evaluation.config import EvalConfig  # noqa: E402
 from evaluation.metrics import RECALL_KS, TESTED  # noqa: E402
 from evaluation.scores import SCORES_NAME, ScoredRun, read_run, write_scores  # noqa: E402
@@ -70,13 +70,17 @@ def headline_table(labelled: list[tuple[str, dict]]) -> str:
 
 
 def cost_table(labelled: list[tuple[str, dict]]) -> str:
-    """(method, its metrics) rows: what each spent for its answers."""
+    """(method, its metrics) rows: what each spent for its answers (and, where the reader cut passages
+    to fit its context, how many a question)."""
     rows = [{"method": method, "passages retrieved": _number(m.get("passages_retrieved")),
              "recall@retrieved": _percent(m.get("recall@retrieved")),
              "answer in top 3": _percent(m.get("answer_in_context@3")),
              "retrieval calls": _number(m.get("retrieval_calls")), "LLM calls": _number(m.get("llm_calls")),
              "Constructor fallbacks": _number(m.get("constructor_fallbacks")),
              "s/question": _number(m.get("seconds_per_question"))} for method, m in labelled]
+    if any(m.get("truncated_passages") for _, m in labelled):  # the reader cut passages to fit its context
+        for row, (_, m) in zip(rows, labelled):
+            row["passages cut for the reader"] = _number(m.get("truncated_passages"))
     return markdown_table(rows, list(rows[0]))
 
 
@@ -142,9 +146,7 @@ def compare(run_paths: list[str], output_dir: str) -> dict[str, list[dict]]:
     """Runs (evaluate.py output folders or scores files) side by side, each tested figure paired against
     the first run: `comparison.md`, `comparison.json` and `recall_at_k.png` in `output_dir`. Returns what
     `comparison.json` holds: `runs` (each run's figures) and `paired` (the tests, Holm-adjusted)."""
-    out = Path(output_dir)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--output_dir {out} is a file, not a folder")
+    out = check_output(output_dir, is_folder=True)
     runs = [read_run(path) for path in run_paths]
     note = paired_questions(runs)
     summaries = [run.summary() for run in runs]

@@ -1,29 +1,34 @@
 """The resumable evaluation run: predictions are appended and fsynced as they are made, so a run
-started again with the same config and the same input files resumes where it stopped; then metrics
-and the report. `run.json` (the config, and the content digests of the files it names),
-`metrics.json`, `metrics.md` and the per-question `scores.jsonl.gz` are written whole (temporary file, then rename)."""
+started again with the same config and the same inputs resumes where it stopped; then metrics and
+the report. `run.json` (the config, and the digests of the local inputs that decide the results: the
+questions, the corpus, the KG store, the encoder, the Aligner, MIND's parameters; not an LM folder,
+whose gigabytes would be read at every start), `metrics.json`, `metrics.md` and the per-question
+`scores.jsonl.gz` are written whole (temporary file, then rename)."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from core.records import DataError, content_digest, exclusive_output, write_atomic
+from core.records import DataError, append_log, content_digest, exclusive_output, log_digest, log_extends, write_atomic
 from core.text import answer_scores
 from core.types import Question
 from datamodules.loaders import Benchmark
 from evaluation.config import EvalConfig, run_config
-from evaluation.factory import build_method
+from evaluation.factory import KG_METHODS, build_method
 from evaluation.metrics import RECALL_KS, recall_at_k
 from evaluation.predictions import read_predictions
 from evaluation.report import write_report
 from evaluation.scores import SCORES_NAME, scored_run
 from inference.methods import Method, Prediction
+from kg.store import LOG_NAME
 
 
 # A method whose predictions changed meaning gets a new version, kept in `run.json`: a run of an earlier
@@ -46,13 +51,25 @@ def _fingerprint(config: EvalConfig) -> str:
     return hashlib.sha1(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
+KG_KEY = "kirag.kg"
+
+
+def _inputs(config: EvalConfig) -> dict[str, Path]:
+    """The local files and folders that decide the results, by the setting that names them (the corpus
+    also when it is implicit: the `passages.jsonl` beside unified questions)."""
+    corpus = config.data.corpus_file()
+    named = {"data.questions": config.data.questions, "data.corpus": corpus, "data.gold_titles": config.data.gold_titles,
+             "encoder.name": config.encoder.name, "aligner.name": config.aligner.name, "mind.params": config.mind.params}
+    if config.method in KG_METHODS:
+        named[KG_KEY] = Path(config.kirag.kg) / LOG_NAME
+    return {key: Path(path) for key, path in named.items() if path and Path(path).exists()}
+
+
 def _input_digests(config: EvalConfig) -> dict[str, str]:
-    """Content digests of the local files and folders the config names: a path does not say what it
-    held (a retrained checkpoint, recalibrated parameters or rewritten data keep their paths)."""
-    named = {"data.questions": config.data.questions, "data.corpus": config.data.corpus,
-             "data.gold_titles": config.data.gold_titles, "encoder.name": config.encoder.name,
-             "aligner.name": config.aligner.name, "mind.params": config.mind.params}
-    return {key: content_digest(path) for key, path in named.items() if path and Path(path).exists()}
+    """Digests of the inputs' contents: a path does not say what it held (a retrained checkpoint,
+    recalibrated parameters or rewritten data keep their paths). The KG store's log is digested as a
+    prefix: passages appended later (extracted as a run goes) are new ones, and change no earlier result."""
+    return {key: log_digest(path) if key == KG_KEY else content_digest(path) for key, path in _inputs(config).items()}
 
 
 def _previous_run(run_file: Path) -> tuple[EvalConfig, dict[str, str], int] | None:
@@ -79,7 +96,9 @@ def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str], int]
         raise ValueError(f"{out} holds results of version {saved_version} of method {config.method}, which is now "
                          f"version {method_version(config)} (evaluation/runner.py METHOD_VERSIONS): choose another "
                          "output_dir or pass --overwrite true")
-    changed = sorted(k for k in inputs.keys() & saved_inputs.keys() if inputs[k] != saved_inputs[k])
+    paths = _inputs(config)
+    changed = sorted(k for k in inputs.keys() & saved_inputs.keys()
+                     if not (log_extends(paths[k], saved_inputs[k]) if k == KG_KEY else inputs[k] == saved_inputs[k]))
     if changed:
         raise ValueError(f"{out} holds results made from other contents of {', '.join(changed)} (the files "
                          f"changed since; {out / 'run.json'} keeps their digests): choose another output_dir "
@@ -92,8 +111,10 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
     `until`: predict only the first `until` questions, and report the metrics of those (their
     `questions` says how many), so several methods can advance side by side in blocks, each block
     leaving a report, and an interrupted benchmark leaves them level.
-    The output folder is locked for the whole run. Nothing in it changes before the config, the data
-    and the models have loaded: `--overwrite true` removes the old results only then.
+    The output folder is locked for the whole run. Nothing in it changes before the data and the
+    models have loaded and the first step's questions are predicted: `--overwrite true` removes the old
+    results only then, so a run that cannot predict (a prompt that cannot fit, a model that does not
+    load) leaves them whole.
     """
     if until is not None and config.overwrite:
         raise ValueError("overwrite would start the run over at every block: evaluate in blocks (until) without it")
@@ -108,28 +129,39 @@ def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
         done = {} if config.overwrite else read_predictions(pred_file)
         questions = benchmark.questions[:until]
         todo = [q for q in questions if q.id not in done]
-        method = build_method(config, benchmark) if todo else None
+        steps = _steps(build_method(config, benchmark), todo, config.batch_size) if todo else iter(())
+        first = next(steps, None)  # before anything is deleted (see above)
         stale = ["metrics.json", "metrics.md", SCORES_NAME] + (["predictions.jsonl"] if config.overwrite else [])
         for name in stale if todo else []:
             (out / name).unlink(missing_ok=True)
         write_atomic(run_file, json.dumps({"config": asdict(config), "inputs": inputs,
                                            "method_version": method_version(config)}, indent=2))
-        if method is not None:
-            _predict(method, todo, benchmark, config, done, pred_file)
+        if first is not None:
+            _append(itertools.chain([first], steps), benchmark, config, done, pred_file)
         run = scored_run(config.label(), Benchmark(questions, benchmark.passages), [done[q.id] for q in questions],
                          str(out))
         return write_report(config, run, out)
 
 
-def _predict(method: Method, todo: list[Question], benchmark: Benchmark, config: EvalConfig,
-             done: dict[str, Prediction], pred_file: Path) -> None:
-    """Predict `todo` in steps, appending each step's records (fsynced) to `pred_file`."""
-    with open(pred_file, "a") as f, tqdm(total=len(benchmark.questions), initial=len(done),
-                                         desc=f"{config.method}/{config.retriever}") as bar:
-        step = config.batch_size if method.batched else 1
-        for start in range(0, len(todo), step):
-            batch = todo[start:start + step]
-            for question, prediction in zip(batch, method.predict(batch), strict=True):
+Step = tuple[list[Question], list[Prediction]]
+
+
+def _steps(method: Method, todo: list[Question], batch_size: int) -> Iterator[Step]:
+    """The questions of `todo` and their predictions, a step at a time (`batch_size` questions, or one
+    for an unbatched method)."""
+    step = batch_size if method.batched else 1
+    for start in range(0, len(todo), step):
+        batch = todo[start:start + step]
+        yield batch, method.predict(batch)
+
+
+def _append(steps: Iterator[Step], benchmark: Benchmark, config: EvalConfig, done: dict[str, Prediction],
+            pred_file: Path) -> None:
+    """Append the records of each step to `pred_file`, fsynced after each."""
+    with append_log(pred_file) as f, tqdm(total=len(benchmark.questions), initial=len(done),
+                                          desc=f"{config.method}/{config.retriever}") as bar:
+        for batch, predictions in steps:
+            for question, prediction in zip(batch, predictions, strict=True):
                 record = prediction.to_dict()
                 record["gold_passage_ids"] = question.gold_passage_ids
                 record.update({f"recall@{k}": recall_at_k([p for p, _ in prediction.passages],

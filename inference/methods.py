@@ -23,6 +23,7 @@ class Prediction:
     retrieved: list[str] | None = None  # every distinct passage retrieved, in order; None: those returned
     fallbacks: int | None = None  # KiRAG with a Constructor: steps where its output named no candidate
     passage_scores: list | None = None  # KiRAG: each retrieved passage's ranking components (inference/kirag_ranking.py)
+    truncated_passages: int | None = None  # the reader: passages cut to fit the LM's context
 
     def to_dict(self) -> dict:
         return asdict(self)

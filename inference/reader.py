@@ -1,10 +1,16 @@
-"""The reader: an LLM answers from the top-k passages of any retrieval method (KiRAG's appendix A.3 prompt)."""
+"""The reader: an LLM answers from the top-k passages of any retrieval method (KiRAG's appendix A.3 prompt).
+
+A prompt that would not fit the LM's context with the answer's tokens has its longest passages cut
+(their ends), all to about one length, until it fits; the prediction counts the passages cut
+(`truncated_passages`). Only a prompt that cannot fit without any passage text is an error.
+"""
 
 from __future__ import annotations
 
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from core.types import Passage, Question
 from inference.methods import Method, Prediction
@@ -43,16 +49,60 @@ def clean_answer(text: str) -> str:
     return line[:-1].strip() if line.endswith(".") else line
 
 
+def water_level(lengths: Sequence[int], budget: int) -> int:
+    """The largest cap c with sum(min(length, c)) <= budget: cutting every length to c spends the budget
+    on the longest ones first, and keeps whole those below it."""
+    remaining, ordered = budget, sorted(lengths)
+    for i, length in enumerate(ordered):
+        share = remaining // (len(ordered) - i)
+        if length > share:
+            return share
+        remaining -= length
+    return ordered[-1] if ordered else 0
+
+
 class Reader:
     """Answers questions from passages with a chat LM, greedy, in batches."""
 
     def __init__(self, lm: LanguageModel, top_k: int = 3, max_new_tokens: int = 32, batch_size: int = 8) -> None:
         self.lm, self.top_k, self.max_new_tokens, self.batch_size = lm, top_k, max_new_tokens, batch_size
 
-    def answer(self, questions: Sequence[Question], contexts: Sequence[Sequence[Passage]]) -> list[str]:
-        prompts = [build_prompt(q.question, list(c)[: self.top_k]) for q, c in zip(questions, contexts, strict=True)]
+    def answer(self, questions: Sequence[Question],
+               contexts: Sequence[Sequence[Passage]]) -> tuple[list[str], list[int]]:
+        """The answers, and for each question how many of its passages were cut to fit the context."""
+        fitted = [self.fit(q.question, list(c)[: self.top_k]) for q, c in zip(questions, contexts, strict=True)]
+        prompts = [build_prompt(q.question, passages) for q, (passages, _) in zip(questions, fitted)]
         outputs = self.lm.chat(prompts, max_new_tokens=self.max_new_tokens, batch_size=self.batch_size, stop=["\n"])
-        return [clean_answer(o.text) for o in outputs]
+        return [clean_answer(o.text) for o in outputs], [cut for _, cut in fitted]
+
+    def _tokens(self, question: str, passages: Sequence[Passage]) -> int:
+        return len(self.lm.encode(self.lm.format_chat(build_prompt(question, passages))))
+
+    def fit(self, question: str, passages: list[Passage]) -> tuple[list[Passage], int]:
+        """`passages`, the longest cut (at their ends) so that the prompt and the answer's tokens fit the
+        LM's context, and how many were cut; a `ValueError` when even no passage text would fit."""
+        context = self.lm.context_length
+        if context is None:
+            return passages, 0
+        limit = context - self.max_new_tokens
+        excess = self._tokens(question, passages) - limit
+        if excess <= 0:
+            return passages, 0
+        bare = self._tokens(question, [replace(p, text="") for p in passages])
+        if bare > limit:
+            raise ValueError(f"the reader's prompt takes {bare} tokens without its passages' texts, and the answer up "
+                             f"to {self.max_new_tokens}: more than the LM's context of {context} tokens; raise "
+                             "lm.n_ctx, or lower reader.max_new_tokens or reader.top_k")
+        lengths = [len(self.lm.encode(p.text)) for p in passages]
+        budget = sum(lengths) - excess
+        while True:  # token counts of parts do not add up exactly: shrink until the whole prompt fits
+            cap = water_level(lengths, max(budget, 0))
+            cut = [replace(p, text=p.text[: len(p.text) * cap // n].rstrip()) if n > cap else p
+                   for p, n in zip(passages, lengths)]
+            excess = self._tokens(question, cut) - limit
+            if excess <= 0 or budget <= 0:
+                return cut, sum(n > cap for n in lengths)
+            budget -= max(excess, budget // 8)
 
 
 class ReadingMethod(Method):
@@ -67,10 +117,11 @@ class ReadingMethod(Method):
         predictions = self.method.predict(questions)
         start = time.perf_counter()
         contexts = [[self.passages[pid] for pid, _ in p.passages] for p in predictions]
-        answers = self.reader.answer(questions, contexts)
+        answers, cuts = self.reader.answer(questions, contexts)
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
-        for prediction, answer in zip(predictions, answers, strict=True):
+        for prediction, answer, cut in zip(predictions, answers, cuts, strict=True):
             prediction.answer = answer
+            prediction.truncated_passages = cut
             prediction.llm_calls += 1
             prediction.seconds += seconds
         return predictions

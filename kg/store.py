@@ -4,14 +4,18 @@
   `{"passage_id", "source", "rejected": n, "triples": [{id, head, relation, tail, sentence_index}]}`,
   where `source` is "llm" (the LLM extractor), "openie" (imported OpenIE output) or "manual"
   (hand-written triples, as in the demo KG).
-  Each batch is appended, flushed and fsynced, so a crash loses at most the batch being written;
-  a partial last line left by a kill is cut off when the store is next opened.
+  Each batch is appended, flushed and fsynced, so a crash loses at most the batch being written.
   `replace_many` (a re-extraction) is the one rewrite: the whole log is replaced atomically.
+- `.triples.lock`: every write (append, rewrite, snapshot) holds it, so writers in several processes
+  (`prepare.py kg`, an `evaluate.py` extracting what it lacks) take turns. A reader takes no lock and
+  writes nothing: it reads the whole lines (a last line that parses is one, newline or not) and leaves
+  out a partial one, of a write killed or still in progress. The next writer, under the lock, cuts off
+  what a killed one left.
 - `snapshot/`: a compacted copy of the first `log_bytes` of the log as Parquet (`passages.parquet`,
   `triples.parquet`, then `meta.json` written last). Parsing a large log costs seconds per 100k
   passages; reading the snapshot costs a fraction of one, and only the log lines after it are parsed.
-  A snapshot that does not match the log's bytes is ignored. It is rewritten on open once the
-  unsnapshotted part of the log grows past `AUTO_COMPACT_BYTES`, or by `compact()`.
+  A snapshot that does not match the log's bytes is ignored. A write rewrites it once the
+  unsnapshotted part of the log grows past `AUTO_COMPACT_BYTES`, and so does `compact()`.
 """
 
 from __future__ import annotations
@@ -30,13 +34,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Dataset
+from filelock import FileLock
 
-from core.records import DataError, complete_log, write_atomic
+from core.records import DataError, append_log, read_log, write_atomic
 from core.types import Triple, triple_text
 
 log = logging.getLogger(__name__)
 
 LOG_NAME = "triples.jsonl"
+LOCK_NAME = ".triples.lock"  # hidden: content digests of the folder leave it out
 SNAPSHOT_DIR = "snapshot"
 SNAPSHOT_VERSION = 1
 AUTO_COMPACT_BYTES = 16 << 20
@@ -64,6 +70,7 @@ class KGStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.log_path = self.folder / LOG_NAME
         self.snapshot_dir = self.folder / SNAPSHOT_DIR
+        self._lock = FileLock(self.folder / LOCK_NAME)  # made on the first write: a reader creates no file
         self._load()
 
     # -- loading ---------------------------------------------------------------------------
@@ -74,20 +81,14 @@ class KGStore:
         self._table: pa.Table | None = None  # the snapshot's flat triple table
         self._rows: dict[str, tuple[int, int]] = {}  # snapshot passage id -> (first row, row count)
         self.duplicates_on_load = 0
-        if not self.log_path.exists():
-            return
-        data = complete_log(self.log_path)
-        complete = len(data)
+        self._unsnapshotted = 0  # bytes of the log after the snapshot
+        data = read_log(self.log_path)
         start = self._load_snapshot(data)
         line_number = data.count(b"\n", 0, start)
-        for number, line in enumerate(data[start:complete].split(b"\n"), start=line_number + 1):
+        for number, line in enumerate(data[start:].split(b"\n"), start=line_number + 1):
             if line.strip():
                 self._load_line(line, number)
-        if complete - start >= AUTO_COMPACT_BYTES:
-            try:
-                self.compact()
-            except OSError as error:
-                log.warning("%s: could not write a snapshot (%s)", self.folder, error)
+        self._unsnapshotted = len(data) - start
 
     def _load_snapshot(self, log_data: bytes) -> int:
         """Load the snapshot if it matches the log; returns the log offset it covers (0 if none)."""
@@ -192,13 +193,19 @@ class KGStore:
         if not new:
             return 0
         lines = "".join(record_line(pid, triples, rejected, source) for pid, triples, rejected in new.values())
-        with open(self.log_path, "a", encoding="utf-8") as f:
+        with self._lock, append_log(self.log_path) as f:
             f.write(lines)
             f.flush()
             os.fsync(f.fileno())
         for pid, triples, rejected in new.values():
             self._triples[pid] = triples
             self._info[pid] = (rejected, source)
+        self._unsnapshotted += len(lines.encode("utf-8"))
+        if self._unsnapshotted >= AUTO_COMPACT_BYTES:
+            try:
+                self.compact()
+            except OSError as error:
+                log.warning("%s: could not write a snapshot (%s)", self.folder, error)
         return len(new)
 
     def replace_many(self, entries: Iterable[Entry], source: str = "llm") -> int:
@@ -211,23 +218,30 @@ class KGStore:
         new = _checked(entries, source)
         if not new:
             return 0
-        lines, placed = [], set()
-        for number, line in enumerate(complete_log(self.log_path).splitlines(keepends=True), start=1):
-            pid = parse_record(line, self.log_path, number)[0] if line.strip() else None
-            if pid not in new:
-                lines.append(line.decode("utf-8"))
-            elif pid not in placed:  # a later duplicate line of a replaced passage is dropped
-                lines.append(record_line(*new[pid], source))
-                placed.add(pid)
-        lines += [record_line(*entry, source) for pid, entry in new.items() if pid not in placed]
-        shutil.rmtree(self.snapshot_dir, ignore_errors=True)
-        write_atomic(self.log_path, "".join(lines))
-        self._load()
+        with self._lock:
+            lines, placed = [], set()
+            for number, line in enumerate(read_log(self.log_path).splitlines(keepends=True), start=1):
+                pid = parse_record(line, self.log_path, number)[0] if line.strip() else None
+                if pid not in new:
+                    lines.append(line.decode("utf-8"))
+                elif pid not in placed:  # a later duplicate line of a replaced passage is dropped
+                    lines.append(record_line(*new[pid], source))
+                    placed.add(pid)
+            lines += [record_line(*entry, source) for pid, entry in new.items() if pid not in placed]
+            shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+            write_atomic(self.log_path, "".join(lines))
+            self._load()
         return len(new)
 
     def compact(self) -> None:
-        """Write a Parquet snapshot of everything stored, so that the next open is fast."""
-        log_data = self.log_path.read_bytes() if self.log_path.exists() else b""
+        """Write a Parquet snapshot of everything stored, so that the next open is fast. The store is read
+        again first, under the lock: the snapshot then holds what other writers appended too."""
+        with self._lock:
+            self._load()
+            self._compact()
+
+    def _compact(self) -> None:
+        log_data = read_log(self.log_path)
         if not log_data:
             return
         table = self._flat_table()
@@ -250,7 +264,7 @@ class KGStore:
         # Swap folders; a crash in between leaves no snapshot (or the old one), never a wrong one.
         shutil.rmtree(self.snapshot_dir, ignore_errors=True)
         os.replace(tmp, self.snapshot_dir)
-        self._table, self._triples = table, {}
+        self._table, self._triples, self._unsnapshotted = table, {}, 0
         starts = np.concatenate([[0], np.cumsum(counts)]).tolist()
         self._rows = {pid: (starts[i], counts[i]) for i, pid in enumerate(pids)}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -16,7 +15,8 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalHitRate, RetrievalMRR
 from transformers import get_linear_schedule_with_warmup
 
-from core.records import DataError
+from core.config import non_finite
+from core.records import DataError, checkpoint_file
 from losses import ChainContrastiveLoss, cached_loss
 from models.encoder import Encoder, EncoderConfig
 
@@ -248,13 +248,16 @@ class AlignerModule(L.LightningModule):
 
     @classmethod
     def from_checkpoint(cls, path: str | os.PathLike) -> AlignerModule:
-        """The Aligner of a `train.py` checkpoint, on the CPU; a missing, truncated or foreign file is
-        refused in one line naming it (torch's own message for a truncated file suggests unsafe loading)."""
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"Aligner checkpoint '{path}' does not exist")
+        """The Aligner of a `train.py` checkpoint, on the CPU; a missing, truncated or foreign file, or one
+        whose weights are not all finite (a diverged run), is refused in one line naming it."""
+        checkpoint_file(path, "Aligner checkpoint")
         try:
-            return cls.load_from_checkpoint(path, map_location="cpu")
+            module = cls.load_from_checkpoint(path, map_location="cpu")
         except Exception as error:
             reason = " ".join(str(error).split()).split(". ")[0][:160]  # torch's first sentence says what failed
             raise DataError(path, None, "not an Aligner checkpoint that train.py wrote, or a truncated one "
                                         f"({type(error).__name__}: {reason})") from error
+        if (found := non_finite(module.state_dict())) is not None:
+            raise DataError(path, None, f"the weight {found[0]} holds NaN or infinite values: the training that "
+                                        "wrote it diverged; train again (lower the learning rate)")
+        return module

@@ -65,6 +65,7 @@ class LlamaCppLM:
         # The Llama object gives the vocabulary, the metadata and a loaded model; its own context is not used.
         self.llm = Llama(model_path=str(self.path), n_ctx=64, n_threads=threads, verbose=False)
         self.n_ctx, self.parallel = n_ctx, parallel
+        self.context_length = n_ctx
         require_fit(what, {"KV caches": kv_cache_bytes(self.llm.metadata, n_ctx * parallel)},
                     f"lower lm.parallel ({parallel} slots) or lm.n_ctx ({n_ctx} tokens a slot)")
         params = llama_cpp.llama_context_default_params()

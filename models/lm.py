@@ -50,9 +50,15 @@ class Generation:
 
 
 class LanguageModel(Protocol):
-    """What every stage asks of an LM: greedy generation for a batch of prompts or chats."""
+    """What every stage asks of an LM: greedy generation for a batch of prompts or chats; the tokens of
+    a prompt, and how many a prompt and its output may hold together (`context_length`, None: no
+    known limit), so that a prompt can be fitted before it is sent."""
+
+    context_length: int | None
 
     def format_chat(self, messages: list[Message]) -> str: ...
+
+    def encode(self, prompt: str) -> list[int]: ...
 
     def generate(self, prompts: list[str], max_new_tokens: int = 256, batch_size: int = 8, stop: list[str] | None = None,
                  stop_repeated_lines: bool = False, return_signals: bool = False,

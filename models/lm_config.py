@@ -101,8 +101,15 @@ class WithSignals:
     def scorer(self) -> CausalLM:
         return self.config.transformers()
 
+    @property
+    def context_length(self) -> int | None:
+        return self.generator.context_length
+
     def format_chat(self, messages: list[Message]) -> str:
         return self.generator.format_chat(messages)
+
+    def encode(self, prompt: str) -> list[int]:
+        return self.generator.encode(prompt)
 
     def chat(self, conversations: list[list[Message]], **generate_kwargs) -> list[Generation]:
         return self.generate([self.format_chat(c) for c in conversations], **generate_kwargs)

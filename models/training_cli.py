@@ -8,10 +8,12 @@ from typing import Any
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.cli import LightningArgumentParser, LightningCLI
 
 from core.cli import parsing_settings
+from core.config import non_finite, require_finite
+from core.records import checkpoint_file
 
 MODEL_CHECKPOINT = "lightning.pytorch.callbacks.ModelCheckpoint"
 CHECKPOINTS = [  # the Aligner's: `trainer.callbacks` of every config that lists none (the trigger's lists its own)
@@ -28,8 +30,49 @@ CHECKPOINTS = [  # the Aligner's: `trainer.callbacks` of every config that lists
 ]
 
 
+LIGHTNING_CKPT_PATHS = ("last", "best", "hpc", "registry")  # --ckpt_path values that name no file
+
+
+class TrainingGuard(Callback):
+    """What every `train.py` run checks, whatever its config (`TrainingCLI` adds it):
+
+    - a fit has a validation set, unless `trainer.limit_val_batches` is 0: without one, the checkpoint
+      that monitors a validation metric (best.ckpt) is never written, and the run would end "fine";
+    - the loss is finite, checked before its backward pass, so the step that would spread NaN into
+      the weights never happens: the run stops there with an error;
+    - no checkpoint is saved with a weight that is not finite.
+    """
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        data = trainer.datamodule
+        if stage != "fit" or data is None or trainer.limit_val_batches == 0:
+            return
+        try:
+            empty = len(data.val_dataloader()) == 0  # [] or a DataLoader of no batches
+        except TypeError:  # a loader without a length
+            empty = False
+        if empty:
+            raise ValueError(f"{type(data).__name__} has no validation set (too few questions for its held-out "
+                             "share?): the best checkpoint, chosen on validation, would never be written. Add data, "
+                             "hold out more (data.val_fraction), or set --trainer.limit_val_batches 0 to train "
+                             "without validation")
+
+    def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: torch.Tensor) -> None:
+        if not bool(torch.isfinite(loss).all()):
+            raise FloatingPointError(f"the training loss is {float(loss)} at step {trainer.global_step} (epoch "
+                                     f"{trainer.current_epoch}): training stopped before that step changed the "
+                                     "weights; lower the learning rate, or check the temperature and the data")
+
+    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict) -> None:
+        if (found := non_finite(checkpoint["state_dict"])) is not None:
+            raise FloatingPointError(f"the weight {found[0]} holds NaN or infinite values at step "
+                                     f"{trainer.global_step}: no checkpoint is saved of them")
+
+
 class TrainingCLI(LightningCLI):
-    """LightningCLI whose checkpoints keep their names and their folder from one run to the next.
+    """LightningCLI whose checkpoints keep their names and their folder from one run to the next, and
+    that refuses what would train a useless model: a setting that is not a finite number, a
+    `--ckpt_path` that is not a whole checkpoint, and what `TrainingGuard` checks during the fit.
 
     `trainer.callbacks` defaults to `CHECKPOINTS`. A config's own list replaces them, except a list of
     as many callbacks, which jsonargparse merges with them item by item: `paper_e5_large_ddp.yaml` names
@@ -53,8 +96,19 @@ class TrainingCLI(LightningCLI):
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.set_defaults({"trainer.callbacks": CHECKPOINTS})
 
+    def parse_arguments(self, parser, args) -> None:
+        super().parse_arguments(parser, args)
+        config = self.config.get(str(self.config.get("subcommand")), self.config)
+        ckpt_path = config.get("ckpt_path")  # LightningCLI reads the file next, with torch's long errors
+        if ckpt_path is not None and ckpt_path not in LIGHTNING_CKPT_PATHS:
+            checkpoint_file(ckpt_path, "--ckpt_path")
+
     def before_instantiate_classes(self) -> None:
         config = self.config.get(str(self.subcommand), self.config)
+        try:
+            require_finite(config)
+        except ValueError as error:  # a ConfigError: name the key as its flag is written (--model.lr)
+            raise ValueError(str(error).replace(".init_args.", ".")) from None
         trainer = config.get("trainer") or {}
         callbacks = trainer.get("callbacks") or []
         root = trainer.get("default_root_dir")
@@ -64,6 +118,11 @@ class TrainingCLI(LightningCLI):
                 callback.init_args.enable_version_counter = False
                 if callback.init_args.get("dirpath") is None and root is not None:
                     callback.init_args.dirpath = os.path.join(str(root), "checkpoints")
+
+    def instantiate_trainer(self, **kwargs) -> L.Trainer:
+        trainer = super().instantiate_trainer(**kwargs)
+        trainer.callbacks.insert(0, TrainingGuard())  # before the checkpoint callbacks (Lightning keeps those last)
+        return trainer
 
 
 def lightning_cli(args: list[str] | None = None) -> LightningCLI:

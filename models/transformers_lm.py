@@ -125,6 +125,7 @@ class CausalLM:
             tokenizer = tokenizer if tokenizer is not None else from_pretrained(AutoTokenizer, path, gguf_file=gguf)
         self.name_or_path = name_or_path
         self.model = model.eval()
+        self.context_length: int | None = getattr(model.config, "max_position_embeddings", None)
         self.tokenizer = tokenizer
         self.attention_layer = attention_layer
         self.prefix_cache = prefix_cache

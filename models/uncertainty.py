@@ -46,6 +46,8 @@ from typing import get_args
 import torch
 from torch import Tensor
 
+from core.config import ConfigError, require_finite
+from core.records import DataError, read_json
 from core.text import is_content
 from models.lm import Attention
 
@@ -67,6 +69,9 @@ class MindParams:
     threshold: float | None = None
     attention: Attention | None = None
 
+    def __post_init__(self) -> None:
+        require_finite(self)  # a NaN α or β fails every comparison: MIND would never retrieve
+
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,26 +80,34 @@ class MindParams:
 
     @classmethod
     def load(cls, path: str | Path) -> "MindParams":
-        """Read what `save` wrote (the `TriggerCalibrator` saves its learned values this way)."""
+        """Read what `save` wrote (the `TriggerCalibrator` saves its learned values this way); anything
+        else is a `DataError` naming the file and the value."""
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"trigger parameters {str(path)!r} do not exist")
-        try:
-            values = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error})") from None
+        values, _ = read_json(path)
+        if not isinstance(values, dict):
+            raise DataError(path, None, f"expected a JSON object of {', '.join(f.name for f in fields(cls))}, "
+                                        f"found a {type(values).__name__}")
         required = [f.name for f in fields(cls) if f.name not in ("threshold", "attention")]
-        missing = [n for n in required if not isinstance(values.get(n), (int, float))]
+        missing = [n for n in required if not _is_number(values.get(n))]
         if missing:
-            raise ValueError(f"{path}: missing or non-numeric {', '.join(missing)}")
+            raise DataError(path, None, f"missing or non-numeric {', '.join(missing)}")
         threshold, attention = values.get("threshold"), values.get("attention")
-        if threshold is not None and not isinstance(threshold, (int, float)):
-            raise ValueError(f"{path}: threshold should be a number or null, found {threshold!r}")
+        if threshold is not None and not _is_number(threshold):
+            raise DataError(path, None, f"threshold should be a number or null, found {threshold!r}")
         if attention is not None and attention not in ATTENTION_KINDS:
-            raise ValueError(f"{path}: attention should be one of {', '.join(ATTENTION_KINDS)} or null, "
-                             f"found {attention!r}")
-        return cls(**{n: float(values[n]) for n in required}, threshold=None if threshold is None else float(threshold),
-                   attention=attention)
+            raise DataError(path, None, f"attention should be one of {', '.join(ATTENTION_KINDS)} or null, "
+                                        f"found {attention!r}")
+        try:
+            return cls(**{n: float(values[n]) for n in required},
+                       threshold=None if threshold is None else float(threshold), attention=attention)
+        except ConfigError as error:  # NaN or an infinity (Python's json reads them)
+            raise DataError(path, None, str(error)) from None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # -- the formulas, over padded (rows, width) values with a mask ----------------------------------

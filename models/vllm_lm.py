@@ -32,6 +32,10 @@ class VllmLM:
         self.llm = LLM(model=name_or_path, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
                        max_model_len=max_model_len, **kwargs)
         self.tokenizer = self.llm.get_tokenizer()
+        self.context_length = max_model_len
+
+    def encode(self, prompt: str) -> list[int]:
+        return self.tokenizer.encode(prompt)
 
     def format_chat(self, messages: list[Message]) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import string
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
+from datamodules.loaders import DEMO_DIR
 from models.encoder import Encoder, EncoderConfig
 
 TINY_WORDS = "the of and in is was who what which where when river city born film album band".split()
@@ -73,6 +75,25 @@ def tiny_model_dir(tmp_path, make_tiny_encoder) -> str:
     return str(tmp_path / "tiny")
 
 
+def save_tiny(model, tokenizer, folder) -> str:
+    """Save a tiny model and its tokenizer as a local model folder; returns its path."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def kirag_args(tmp_path, make_tiny_encoder):
+    """evaluate.py's flags for KiRAG on 3 demo questions: a tiny random Aligner, a copy of the demo KG
+    (`tmp_path/kg`), no extraction."""
+    shutil.copytree(DEMO_DIR / "kg", tmp_path / "kg")
+    tiny = make_tiny_encoder()
+    return ["--method", "kirag", "--aligner.name", save_tiny(tiny.model, tiny.tokenizer, tmp_path / "aligner"),
+            "--aligner.cache_dir", str(tmp_path / "emb"), "--kirag.kg", str(tmp_path / "kg"),
+            "--kirag.extract_missing", "false", "--kirag.max_steps", "2", "--data.limit", "3",
+            "--index.cache_dir", str(tmp_path / "idx")]
+
+
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
@@ -128,7 +149,7 @@ def tiny_causal_lm(tokenizer, seed: int = 0):
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=512,
+        max_position_embeddings=2048,  # the reader fits its prompts to it: room for its instruction and demo
         initializer_range=0.3,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,

@@ -2,12 +2,12 @@
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import save_tiny
 
-from datamodules.loaders import DEMO_DIR, DataConfig
+from datamodules.loaders import DataConfig
 from evaluate import main
 from evaluation.config import EvalConfig, parse_config
 from evaluation.ranking_sweep import rerank_run, sweep
@@ -158,23 +158,6 @@ def test_dense_with_a_local_model_folder(tmp_path, make_tiny_encoder):
                  "--output_dir", str(out), "--index.cache_dir", str(tmp_path / "idx")]) == 0
     metrics, predictions = run_files(out)
     assert metrics["questions"] == 6 and all(len(p["passages"]) == 10 for p in predictions)
-
-
-def save_tiny(model, tokenizer, folder):
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
-@pytest.fixture
-def kirag_args(tmp_path, make_tiny_encoder):
-    """KiRAG on 3 demo questions: a tiny random Aligner, a copy of the demo KG, no extraction."""
-    shutil.copytree(DEMO_DIR / "kg", tmp_path / "kg")
-    tiny = make_tiny_encoder()
-    return ["--method", "kirag", "--aligner.name", save_tiny(tiny.model, tiny.tokenizer, tmp_path / "aligner"),
-            "--aligner.cache_dir", str(tmp_path / "emb"), "--kirag.kg", str(tmp_path / "kg"),
-            "--kirag.extract_missing", "false", "--kirag.max_steps", "2", "--data.limit", "3",
-            "--index.cache_dir", str(tmp_path / "idx")]
 
 
 def test_kirag_with_constructor_and_reader(tmp_path, kirag_args, make_tiny_lm):

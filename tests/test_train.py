@@ -17,6 +17,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from transformers import AutoModel
 
 import export
+from evaluate import main as evaluate_main
 from core.chains import ChainRecord, write_chains
 from core.cli import exit_code
 from core.types import Triple
@@ -397,3 +398,95 @@ def test_two_process_ddp_validation_per_dataset(inputs, two_datasets, tmp_path):
                                  "--trainer.max_epochs", "1", "--trainer.strategy", "ddp_spawn",
                                  "--trainer.devices", "2"))
     per_dataset_check(cli)
+
+
+def fit_exit(inputs, run_dir, *extra: str) -> int:
+    """train.py's exit status for `fit_args(inputs, run_dir, *extra)` (LightningCLI exits by itself, with
+    status 2, on what its parser refuses)."""
+    try:
+        return exit_code(lambda: lightning_cli(fit_args(inputs, run_dir, *extra)), sigterm=False)
+    except SystemExit as stop:
+        return stop.code
+
+
+@pytest.mark.parametrize("setting, value, written", [("temperature", ".nan", "nan"), ("lr", ".inf", "inf")])
+def test_a_non_finite_number_in_a_training_yaml_is_refused_naming_the_key(inputs, tmp_path, capsys, monkeypatch,
+                                                                           setting, value, written):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    override = tmp_path / "override.yaml"
+    override.write_text(f"model:\n  init_args:\n    {setting}: {value}\n")
+    assert fit_exit(inputs, tmp_path, "--config", str(override)) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: model.{setting} must be a finite number, got {written}"
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_a_duplicate_key_in_a_training_yaml_is_an_error(inputs, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    override = tmp_path / "override.yaml"
+    override.write_text("model:\n  init_args:\n    lr: 0.001\n    lr: 0.1\n")
+    assert fit_exit(inputs, tmp_path, "--config", str(override)) == 2
+    assert "override.yaml: line 4: the key 'lr' is given again (first at line 3)" in capsys.readouterr().err
+
+
+def test_training_stops_at_the_first_non_finite_loss_and_saves_no_checkpoint_of_it(inputs, tmp_path, capsys,
+                                                                                  monkeypatch):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    losses = AlignerModule.training_loss
+    monkeypatch.setattr(AlignerModule, "training_loss",
+                        lambda self, batch: losses(self, batch) * (float("nan") if self.global_step == 6 else 1))
+    assert fit_exit(inputs, tmp_path) == 1
+    assert "the training loss is nan at step 6 (epoch 1)" in capsys.readouterr().err
+    last = load(tmp_path / "checkpoints" / "last.ckpt")  # the end of epoch 0 (5 steps), never a later one
+    assert last["global_step"] == 5 and not any(v.isnan().any() for v in last["state_dict"].values())
+
+
+def test_no_checkpoint_is_saved_with_a_non_finite_weight(inputs, tmp_path):
+    cli = lightning_cli(fit_args(inputs, tmp_path, "--trainer.fast_dev_run", "true"))
+    with torch.no_grad():
+        next(cli.model.parameters())[0] = float("inf")
+    with pytest.raises(FloatingPointError, match="holds NaN or infinite values at step 1: no checkpoint is saved"):
+        cli.trainer.save_checkpoint(tmp_path / "diverged.ckpt")
+    assert not (tmp_path / "diverged.ckpt").exists()
+
+
+def test_evaluate_and_export_refuse_a_checkpoint_with_non_finite_weights(full_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    checkpoint = load(full_run[0] / "checkpoints" / "last.ckpt")
+    name = next(k for k in checkpoint["state_dict"] if k.endswith("word_embeddings.weight"))
+    checkpoint["state_dict"][name][3, 0] = float("nan")
+    torch.save(checkpoint, tmp_path / "diverged.ckpt")
+    assert export.main(["--ckpt_path", str(tmp_path / "diverged.ckpt"), "--output_dir", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {tmp_path / 'diverged.ckpt'}: the weight {name} holds NaN or infinite values: the training that "
+        "wrote it diverged; train again (lower the learning rate)")
+    assert not (tmp_path / "out").exists()
+    assert evaluate_main(["--method", "kirag", "--aligner.name", str(tmp_path / "diverged.ckpt"),
+                          "--kirag.extract_missing", "false", "--data.limit", "2",
+                          "--output_dir", str(tmp_path / "run")]) == 2
+    assert "holds NaN or infinite values" in capsys.readouterr().err
+
+
+def test_a_fit_without_validation_fails_unless_the_config_turns_validation_off(inputs, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    one = tmp_path / "one" / "chains.jsonl"
+    write_chains(one, tiny_chains(1))
+    assert fit_exit(inputs, tmp_path / "a", "--data.chains", str(one)) == 2
+    assert "AlignerDataModule has no validation set" in capsys.readouterr().err
+    assert not (tmp_path / "a" / "checkpoints").exists()
+    assert fit_exit(inputs, tmp_path / "b", "--data.chains", str(one), "--trainer.limit_val_batches", "0") == 0
+    assert (tmp_path / "b" / "checkpoints" / "last.ckpt").exists()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda path: path.mkdir(), "--ckpt_path '{path}' is a folder, not a checkpoint file"),
+    (lambda path: path.write_bytes(b"PK\x03\x04 cut short"), "{path}: not a checkpoint that train.py wrote, or a "
+                                                             "truncated one"),
+])
+def test_a_ckpt_path_that_is_a_folder_or_truncated_is_refused_in_one_line(inputs, tmp_path, capsys, monkeypatch,
+                                                                         make, message):
+    monkeypatch.delenv("MHR_DEBUG", raising=False)
+    path = tmp_path / "last.ckpt"
+    make(path)
+    assert fit_exit(inputs, tmp_path, "--ckpt_path", str(path)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: " + message.format(path=path)) and err.count("\n") == 1

@@ -3,8 +3,8 @@
 trained Aligner).
 
 Each line is `ChainRecord.to_dict()` plus `source` (evidences | decomposition | search). Lines are
-appended and fsynced one question at a time; a rerun skips the question ids already written, after
-cutting off a partial last line left by a kill. The settings are kept beside the file
+appended and fsynced one question at a time; a rerun skips the question ids already written, and
+cuts off a partial last line left by a kill before it appends. The settings are kept beside the file
 (`chains.run.json`): a rerun with other settings is refused unless `overwrite`.
 """
 
@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from core.chains import ChainRecord
 from core.config import ConfigError, require_positive
-from core.records import DataError, check_settings, content_digest, exclusive_output, log_records, write_atomic
+from core.records import DataError, append_log, check_settings, content_digest, exclusive_output, log_records, write_atomic
 from core.records import field as record_field
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
@@ -124,7 +124,7 @@ def _settings_record(out: Path) -> Path:
 
 
 def _written_ids(path: Path) -> set[str]:
-    """Question ids already in the file; cuts off a partial last line."""
+    """Question ids already in the file (a partial last line left by a kill is not one)."""
     return {record_field(record, "question_id", str, path, where) for where, record in log_records(path)}
 
 
@@ -193,7 +193,7 @@ def _write_chains(todo: list[Question], passages: dict[str, Passage], kg: Triple
     if config.negatives_scorer is not None:
         encoder = AlignerModule.from_checkpoint(config.negatives_scorer).encoder.eval()
         scorer = TripleIndex(encoder, config.embedding_cache_dir)
-    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
+    with append_log(out) as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
         for start in range(0, len(todo), config.batch_size):
             batch = todo[start : start + config.batch_size]
             chains = build_chains(batch, passages, kg, builder)

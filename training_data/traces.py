@@ -30,7 +30,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from core.config import require_positive
-from core.records import log_records
+from core.records import append_log, exclusive_output, log_records
 from core.text import STOPWORDS, contains_words, tokens
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
@@ -132,17 +132,16 @@ def collect_traces(mind: MindRAG, questions: Sequence[Question], passages: dict[
     Returns the counts, with the labels of the whole file: a kind whose labels are all alike
     teaches the calibration nothing.
     """
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    records = [record for _, record in log_records(output)]
-    done = {r["question_id"] for r in records}
-    todo = [q for q in questions if q.id not in done]
-    with open(output, "a", encoding="utf-8") as f:
-        for question in tqdm(todo, desc="traces", unit="question", disable=not show_progress):
-            records.append(question_trace(mind, question, passages))
-            f.write(json.dumps(records[-1]) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+    with exclusive_output(output, is_folder=False) as output:
+        records = [record for _, record in log_records(output)]
+        done = {r["question_id"] for r in records}
+        todo = [q for q in questions if q.id not in done]
+        with append_log(output) as f:
+            for question in tqdm(todo, desc="traces", unit="question", disable=not show_progress):
+                records.append(question_trace(mind, question, passages))
+                f.write(json.dumps(records[-1]) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
     return {"questions": len(questions), "already_written": len(done & {q.id for q in questions}), "written": len(todo),
             **label_counts(records)}
 

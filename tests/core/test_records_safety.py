@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing
+import os
 
 import pytest
 
@@ -9,11 +10,16 @@ from core.config import ConfigError, dataclass_from, require_positive
 from core.records import (
     DataError,
     OutputBusyError,
+    append_log,
     check_settings,
     content_digest,
     exclusive_output,
+    log_digest,
+    log_extends,
+    log_records,
     read_json,
     read_records,
+    split_held_out,
     write_atomic,
 )
 
@@ -53,6 +59,18 @@ def test_write_atomic_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
         write_atomic(path, "new\n")
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]  # no temporary file left behind
+
+
+def test_write_atomic_syncs_the_file_before_renaming_it_over_the_old_one(tmp_path, monkeypatch):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+                        or real_fsync(fd))
+    monkeypatch.setattr(os, "replace", lambda src, dst: events.append(("replace", str(src))) or real_replace(src, dst))
+    write_atomic(tmp_path / "metrics.json", "new\n")
+    (_, synced), (_, renamed) = events
+    assert [e for e, _ in events] == ["fsync", "replace"] and synced == renamed  # the temporary file, then its rename
+    assert (tmp_path / "metrics.json").read_text() == "new\n"
 
 
 def hold_lock(folder, ready, release):
@@ -125,17 +143,46 @@ def test_a_paired_surrogate_escape_is_text(tmp_path):
     assert read_records(path) == [("record 0", {"x": "smile \U0001F600"})]
 
 
-def test_log_records_cut_a_partial_line_and_name_a_malformed_one(tmp_path):
-    from core.records import log_records
-
+def test_log_records_leave_out_a_partial_line_without_writing_and_name_a_malformed_one(tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_text('{"a": 1}\n\n{"a": 2}\n{"a": 3')  # a kill in the middle of the last line
     assert log_records(path) == [("line 1", {"a": 1}), ("line 3", {"a": 2})]
-    assert path.read_text() == '{"a": 1}\n\n{"a": 2}\n'
+    assert path.read_text() == '{"a": 1}\n\n{"a": 2}\n{"a": 3'  # a reader writes nothing
     path.write_text('{"a": 1}\n{oops}\n')
     with pytest.raises(DataError, match=r"log\.jsonl: line 2: malformed JSON"):
         log_records(path)
     assert log_records(tmp_path / "none.jsonl") == []
+
+
+def test_a_last_record_without_its_newline_is_read_and_kept(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2}')  # whole, only its newline missing (a hand edit)
+    assert log_records(path) == [("line 1", {"a": 1}), ("line 2", {"a": 2})]
+    assert path.read_text() == '{"a": 1}\n{"a": 2}'
+    with append_log(path) as f:  # the writer ends it with its newline before appending
+        f.write('{"a": 3}\n')
+    assert [r for _, r in log_records(path)] == [{"a": 1}, {"a": 2}, {"a": 3}]
+
+
+def test_the_writer_cuts_off_a_partial_line_before_appending(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1}\n{"a": ')
+    with append_log(path) as f:
+        f.write('{"a": 2}\n')
+    assert path.read_text() == '{"a": 1}\n{"a": 2}\n'
+
+
+def test_a_log_digest_holds_while_the_log_only_grows(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2}\n{"a": ')  # a partial line is not digested
+    digest = log_digest(path)
+    assert digest.startswith("18:") and log_extends(path, digest)
+    path.write_text('{"a": 1}\n{"a": 2}\n{"a": 3}\n')
+    assert log_extends(path, digest)
+    path.write_text('{"a": 1}\n{"a": 9}\n{"a": 3}\n')
+    assert not log_extends(path, digest)
+    path.write_text('{"a": 1}\n')
+    assert not log_extends(path, digest)
 
 
 def test_content_digest_follows_bytes_and_names_not_paths_or_hidden_files(tmp_path):
@@ -155,3 +202,11 @@ def test_content_digest_follows_bytes_and_names_not_paths_or_hidden_files(tmp_pa
     (a / "sub" / "config.json").rename(a / "sub" / "other.json")
     assert content_digest(a) != content_digest(b)  # a renamed file is another folder
     assert content_digest(a / "weights.bin") == content_digest(b / "weights.bin") != content_digest(a / "sub" / "other.json")
+
+
+def test_a_held_out_share_below_one_never_holds_out_every_record():
+    assert split_held_out(["a"], 0.1, seed=0) == (["a"], [])  # one record: it trains, and nothing validates
+    train, held_out = split_held_out(["a", "b"], 0.9, seed=0)
+    assert len(train) == len(held_out) == 1 and sorted(train + held_out) == ["a", "b"]
+    assert split_held_out(["a", "b"], 1.0, seed=0) == ([], ["a", "b"])  # a test set only
+    assert split_held_out(["a", "b", "c"], 0.0, seed=0) == (["a", "b", "c"], [])

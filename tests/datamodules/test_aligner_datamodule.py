@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from datamodules.aligner_datamodule import AlignerDataModule, dataset_name
+from datamodules.aligner_datamodule import AlignerDataModule, QuestionBatches, dataset_name
 from core.chains import ChainRecord, aligner_query, read_chains, write_chains
 from core.types import Triple, triple_key
 
@@ -320,3 +320,11 @@ def test_multi_cpu_tests_on_the_questions_kirag_eval_evaluates(three_datasets):
     assert len(together.test_ids["musique"]) == round(0.5 * len(read_chains(musique)))
     assert together.test_ids["musique"] == alone.test_ids["musique"]
     assert together.test_ids[ircot_test] == [r.question_id for r in read_chains(three_datasets["beta"])]
+
+
+def test_a_last_global_batch_is_kept_when_it_gives_every_rank_an_example():
+    """5 questions of one hop, batches of 3 on 2 ranks: the last global batch holds 2 examples, one per rank."""
+    sampler = QuestionBatches([1] * 5, batch_size=3, prefixes_per_question=1, num_replicas=2, shuffle=True)
+    assert [len(b) for b in sampler.global_batches()] == [3, 2]
+    alone = QuestionBatches([1] * 4, batch_size=3, prefixes_per_question=1, num_replicas=2, shuffle=True)
+    assert [len(b) for b in alone.global_batches()] == [3]  # a last batch of 1 would leave a rank without one

@@ -141,3 +141,46 @@ def test_plain_gold_titles_matching_two_passages_are_refused(tmp_path):
     by_id = {p.id: p for p in benchmark.passages}
     gold = [by_id[pid].text for pid in benchmark.questions[0].gold_passage_ids]
     assert gold == ["Text two.", "Second passage titled T."]
+
+
+UNIFIED_CORPUS = json.dumps({"id": "p1", "title": "Drusk", "text": "Drusk is a town."}) + "\n"
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("answers", "Drusk", "field 'answers' should be a list of strings, found str"),
+    ("gold_passage_ids", "p1", "field 'gold_passage_ids' should be a list of strings, found str"),
+    ("answers", ["Drusk", 1852], "field 'answers' should be a list of strings, found a list holding int"),
+    ("type", 2, "field 'type' should be str, found int"),
+    ("gold_triples", [["Drusk", "is"]], "field 'gold_triples' should be a list of [head, relation, tail] strings"),
+    ("decomposition", ["who?"], "field 'decomposition' should be a list of {question, answer} objects"),
+])
+def test_a_unified_field_of_the_wrong_type_is_refused_naming_file_line_and_field(tmp_path, field, value, message):
+    (tmp_path / "passages.jsonl").write_text(UNIFIED_CORPUS)
+    record = {"id": "q1", "question": "Where?", "gold_passage_ids": ["p1"], field: value}
+    assert error_of(tmp_path, "unified", json.dumps(record), name="q.jsonl") == f"{tmp_path / 'q.jsonl'}: line 1: {message}"
+
+
+@pytest.mark.parametrize("fmt, record, message", [
+    ("musique", {"id": "m", "question": "Q", "answer": "A", "answer_aliases": "AB", "paragraphs": []},
+     "record 0: field 'answer_aliases' should be a list of strings, found str"),
+    ("ircot", {"question_id": "i", "question_text": "Q", "answers_objects": [{"spans": "A"}], "contexts": []},
+     "record 0, answers_objects[0]: field 'spans' should be a list of strings, found str"),
+    ("plain", {"question": "Q", "ground_truth": "Drusk"}, "record 0: field 'ground_truth' should be a list of strings"),
+])
+def test_a_published_field_of_the_wrong_type_is_refused_not_split_into_characters(tmp_path, fmt, record, message):
+    assert message in error_of(tmp_path, fmt, [record])
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_question_is_refused(tmp_path, text):
+    (tmp_path / "passages.jsonl").write_text(UNIFIED_CORPUS)
+    record = {"id": "q1", "question": text, "gold_passage_ids": ["p1"]}
+    assert error_of(tmp_path, "unified", json.dumps(record), name="q.jsonl") == (
+        f"{tmp_path / 'q.jsonl'}: line 1: question 'q1' has an empty question text")
+
+
+def test_plain_format_on_unified_questions_says_which_format_they_look_like(tmp_path):
+    record = {"id": "q1", "question": "Where?", "gold_passage_ids": ["p1"]}
+    assert error_of(tmp_path, "plain", json.dumps(record), name="q.jsonl") == (
+        f"{tmp_path / 'q.jsonl'}: plain questions carry no passages, and no corpus was given: name it with "
+        "--data.corpus; its records look like unified questions: --data.format unified?")

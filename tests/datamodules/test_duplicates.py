@@ -45,6 +45,9 @@ def test_one_passage_id_for_two_passages_names_both_records(tmp_path):
     with pytest.raises(DataError, match=r"passages\.jsonl: line 3: passage id 'p1' is also the id of a different "
                                         r"passage \(line 1\)"):
         load_corpus(corpus)
+    retitled = write(tmp_path / "retitled.jsonl", PASSAGES + [{**PASSAGES[0], "text": "Ana Corvel was born in Velm."}])
+    with pytest.raises(DataError, match=r"retitled\.jsonl: line 3: passage id 'p1' is also the id of a different"):
+        load_corpus(retitled)  # the same title, another text: still another passage
     same = write(tmp_path / "same.jsonl", PASSAGES + [PASSAGES[0]])  # a repeated identical passage is kept once
     assert [p.id for p in load_corpus(same)] == ["p1", "p2"]
 

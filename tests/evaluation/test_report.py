@@ -50,7 +50,7 @@ def test_compare_refuses_runs_over_another_corpus_or_with_no_shared_question(tmp
     with pytest.raises(ValueError, match="shares no question"):
         compare([str(tmp_path / "a.jsonl.gz"), str(tmp_path / "c.jsonl.gz")], str(tmp_path / "out"))
     (tmp_path / "file").write_text("")
-    with pytest.raises(NotADirectoryError, match="is a file"):
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
         compare([str(tmp_path / "a.jsonl.gz")], str(tmp_path / "file"))
 
 

@@ -6,6 +6,7 @@ import logging
 import multiprocessing
 
 import pytest
+from conftest import save_tiny
 
 from core.records import exclusive_output
 from evaluate import main
@@ -182,3 +183,109 @@ def test_a_mistyped_kg_folder_without_extraction_is_an_error(tmp_path, capsys):
     assert main(["--method", "kirag", "--kirag.kg", str(tmp_path / "typo"), "--kirag.extract_missing", "false",
                  "--output_dir", str(tmp_path / "run")]) == 2
     assert "KG store" in capsys.readouterr().err and not (tmp_path / "typo").exists()
+
+
+def test_evaluate_keeps_a_kg_record_that_lacks_only_its_final_newline(tmp_path, kirag_args):
+    log = tmp_path / "kg" / "triples.jsonl"
+    log.write_bytes(log.read_bytes()[:-1])  # a hand edit trims the last byte: the newline
+    trimmed = log.read_bytes()
+    assert main(kirag_args + ["--output_dir", str(tmp_path / "run")]) == 0
+    assert log.read_bytes() == trimmed  # a reader of the store writes nothing
+    assert KGStore(tmp_path / "kg").passage_ids()[-1] == json.loads(trimmed.splitlines()[-1])["passage_id"]
+
+
+def test_compare_reads_a_last_prediction_without_its_newline_and_changes_no_run(tmp_path):
+    run = tmp_path / "run"
+    assert main(BM25 + index(tmp_path) + ["--output_dir", str(run), "--data.limit", "4"]) == 0
+    predictions = run / "predictions.jsonl"
+    predictions.write_bytes(predictions.read_bytes()[:-1])
+    before = files(run)
+    assert main(["compare", str(run), str(run), "--output_dir", str(tmp_path / "cmp")]) == 0
+    assert files(run) == before
+    result = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert result["paired"][0]["difference"] == 0 and result["runs"][0]["questions"] == 4
+
+
+def test_compare_into_a_file_is_refused_in_one_line(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(BM25 + index(tmp_path) + ["--output_dir", str(run), "--data.limit", "2"]) == 0
+    (tmp_path / "cmp").write_text("x")
+    assert main(["compare", str(run), "--output_dir", str(tmp_path / "cmp")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {tmp_path / 'cmp'} is a file, not a folder: choose another output folder")
+
+
+def tiny_lm_folder(make_tiny_lm, folder, context: int) -> str:
+    lm = make_tiny_lm()
+    lm.model.config.max_position_embeddings = context
+    return save_tiny(lm.model, lm.tokenizer, folder)
+
+
+@pytest.mark.parametrize("lm", ["short context", "missing"])
+def test_an_overwrite_that_cannot_predict_deletes_nothing(tmp_path, capsys, make_tiny_lm, lm):
+    """--overwrite removes the old results only once the new run has predicted its first step: an LM whose
+    context cannot hold the reader's prompt, or that does not load, leaves them whole."""
+    out = tmp_path / "run"
+    assert main(BM25 + index(tmp_path) + ["--output_dir", str(out), "--data.limit", "4"]) == 0
+    before = files(out)
+    name = tiny_lm_folder(make_tiny_lm, tmp_path / "lm", 40) if lm == "short context" else str(tmp_path / "no-lm")
+    assert main(BM25 + index(tmp_path) + ["--output_dir", str(out), "--data.limit", "4", "--reader.enabled", "true",
+                                          "--lm.name", name, "--overwrite", "true"]) == 2
+    err = capsys.readouterr().err
+    assert ("more than the LM's context of 40 tokens" if lm == "short context" else "no-lm") in err
+    assert files(out) == before
+
+
+def test_resume_refuses_a_changed_kg_store_naming_it_and_accepts_one_that_grew(tmp_path, kirag_args, capsys):
+    out = tmp_path / "run"
+    args = kirag_args + ["--output_dir", str(out)]
+    assert main(args) == 0
+    log = tmp_path / "kg" / "triples.jsonl"
+    original = log.read_bytes()
+    with open(log, "a") as f:  # passages added since (extracted by this run or another writer): a resume is fine
+        f.write(json.dumps({"passage_id": "new", "source": "llm", "rejected": 0, "triples": []}) + "\n")
+    assert main(args) == 0
+    log.write_bytes(original.replace(b"founded", b"started", 1))  # what the run read has changed
+    assert main(args) == 2
+    assert "made from other contents of kirag.kg" in capsys.readouterr().err
+
+
+def test_resume_refuses_a_changed_implicit_corpus_naming_it(tmp_path, capsys):
+    (tmp_path / "q.jsonl").write_text(json.dumps({"id": "a", "question": "Where was Ana Corvel born?",
+                                                  "gold_passage_ids": ["p1"]}) + "\n")
+    corpus = [{"id": "p1", "title": "Ana Corvel", "text": "Ana Corvel was born in Drusk."},
+              {"id": "p2", "title": "Velm", "text": "Velm is a city."}]
+    (tmp_path / "passages.jsonl").write_text("\n".join(json.dumps(p) for p in corpus) + "\n")
+    args = BM25 + index(tmp_path) + ["--data.questions", str(tmp_path / "q.jsonl"), "--output_dir", str(tmp_path / "run")]
+    assert main(args) == 0
+    assert "data.corpus" in json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]
+    corpus[1]["text"] = "Velm is a town."
+    (tmp_path / "passages.jsonl").write_text("\n".join(json.dumps(p) for p in corpus) + "\n")
+    assert main(args) == 2
+    assert "made from other contents of data.corpus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--method", "dragin", "--mind.fixed_threshold", ".nan"], "mind.fixed_threshold must be a finite number, got nan"),
+    (["--method", "mind", "--mind.params", "{params}"], "{params}: alpha must be a finite number, got nan"),
+])
+def test_a_nan_trigger_setting_is_refused_not_run_as_never_retrieving(tmp_path, capsys, flags, message):
+    params = tmp_path / "trigger.json"
+    params.write_text('{"alpha": NaN, "beta": 1, "gamma": 1, "delta": 0.2}')
+    flags = [f.format(params=params) for f in flags]
+    assert main(flags + index(tmp_path) + ["--output_dir", str(tmp_path / "run"), "--data.limit", "2"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "error: " + message.format(params=params)
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "the config file holds no settings (it is empty or only comments)"),
+    ("# nothing here\n", "the config file holds no settings (it is empty or only comments)"),
+    ("top_k: 3\ndata:\n  limit: 2\ntop_k: 5\n", "line 4: the key 'top_k' is given again (first at line 1)"),
+    ("mind:\n  fixed_threshold: .nan\n", "mind.fixed_threshold must be a finite number, got nan"),
+])
+def test_an_empty_duplicated_or_non_finite_yaml_config_is_refused_naming_it(tmp_path, capsys, text, message):
+    config = tmp_path / "eval.yaml"
+    config.write_text(text)
+    assert main(["--config", str(config), "--output_dir", str(tmp_path / "run")]) == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "run").exists()

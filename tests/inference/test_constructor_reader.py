@@ -6,7 +6,7 @@ from core.text import token_f1
 from core.types import Passage, Question, Triple
 from inference.constructor import Constructor, build_prompt, match_candidate, read_output
 from inference.methods import Prediction
-from inference.reader import INSTRUCTION, Reader, ReadingMethod, clean_answer
+from inference.reader import INSTRUCTION, Reader, ReadingMethod, clean_answer, water_level
 from kg.triple_parser import parse_triples
 
 CANDIDATES = [
@@ -87,6 +87,7 @@ def test_constructor_calls_the_lm_once_per_batch(tiny_lm):
     ("So the answer is: \"Lake Ammer\"", "Lake Ammer"),
     ("The answer is 1903.", "1903"),
     ("", ""),
+    (".NET Framework.", ".NET Framework"),  # only a final period goes
 ])
 def test_clean_answer(raw, clean):
     assert clean_answer(raw) == clean
@@ -126,3 +127,41 @@ def test_token_f1_threshold_is_four_fifths():
     assert match_candidate(at, CANDIDATES) == lake
     assert read_output(f"<{'; '.join(below)}>", [], CANDIDATES).triple is None
     assert read_output(f"<{'; '.join(at)}>", [], CANDIDATES).triple == lake
+
+
+@pytest.mark.parametrize("lengths, budget, level", [
+    ([10, 20, 30], 60, 30),  # everything fits
+    ([10, 20, 30], 45, 17),  # 10 whole, the others cut to 17 (10 + 17 + 17 = 44)
+    ([100, 5], 20, 15),
+    ([7, 7], 0, 0),
+    ([5, 100], 11, 6),  # 5 fits its share exactly and stays whole: the other gets the rest, 6
+])
+def test_water_level_cuts_the_longest_first(lengths, budget, level):
+    assert water_level(lengths, budget) == level
+    assert sum(min(n, level) for n in lengths) <= budget or level == max(lengths)
+
+
+def test_the_reader_cuts_the_longest_passage_to_fit_the_context_and_counts_it(tiny_lm):
+    """A 100k-character passage among the top 3 no longer stops the run: it is cut (its start kept), the
+    short ones stay whole, the prompt and the answer fit, and the prediction says one passage was cut."""
+    huge = Passage("p1", "Title 1", "Drusk lies on Lake Ammer. " * 4000)
+    passages = {"p1": huge, "p2": Passage("p2", "Title 2", "text 2"), "p3": Passage("p3", "Title 3", "text 3"),
+                "p4": Passage("p4", "Title 4", "text 4")}
+    seen = []
+    chat = tiny_lm.chat
+    tiny_lm.chat = lambda conversations, **kw: seen.extend(conversations) or chat(conversations, **kw)
+    reader = Reader(tiny_lm, top_k=3, max_new_tokens=6)
+    predictions = ReadingMethod(Fixed(), reader, passages).predict([Question("q1", "Where is Drusk?")])
+    assert [p.truncated_passages for p in predictions] == [1] and isinstance(predictions[0].answer, str)
+    prompt = tiny_lm.format_chat(seen[0])
+    assert len(tiny_lm.encode(prompt)) + 6 <= tiny_lm.context_length == 2048
+    assert "text: text 2\n" in prompt and "text: Drusk lies on Lake Ammer." in prompt and "text 3" in prompt
+    fitted, cut = reader.fit("Where is Drusk?", [passages["p2"], passages["p3"]])
+    assert (fitted, cut) == ([passages["p2"], passages["p3"]], 0)  # a prompt that fits is left alone
+
+
+def test_a_reader_prompt_that_cannot_fit_even_without_passages_names_the_settings(tiny_lm):
+    tiny_lm.context_length = 40
+    with pytest.raises(ValueError, match=r"the reader's prompt takes \d+ tokens without its passages' texts, and "
+                                         r"the answer up to 6: more than the LM's context of 40 tokens; raise lm.n_ctx"):
+        Reader(tiny_lm, max_new_tokens=6).answer([Question("q1", "Where?")], [[Passage("p", "T", "text")]])

@@ -36,3 +36,13 @@ def test_memory_repeat_with_lower_confidence_keeps_the_higher():
     m.add(Fact("Ana Corvel was born in Drusk", 0.5))
     m.add(Fact("Ostrel Brewing makes ale", 0.625))
     assert m.render() == "- Drusk is on Lake Ammer\n- Ostrel Brewing makes ale"
+
+
+def test_on_equal_confidence_the_oldest_fact_is_evicted():
+    m = Memory(capacity=2)
+    m.add(Fact("Drusk is on Lake Ammer", 0.5))
+    m.add(Fact("Ana Corvel was born in Drusk", 0.5))
+    m.add(Fact("Ostrel Brewing makes ale", 0.9))  # the two 0.5 facts tie: the older one goes
+    assert [f.text for f in m.facts.values()] == ["Ana Corvel was born in Drusk", "Ostrel Brewing makes ale"]
+    m.add(Fact("Velm is a city", 0.5))  # ties with the kept 0.5 fact, which is older: that one goes, not the newcomer
+    assert [f.text for f in m.facts.values()] == ["Ostrel Brewing makes ale", "Velm is a city"]

@@ -1,8 +1,10 @@
 """The triple store: durable round trips, crash leftovers, deduplication and the Parquet snapshot."""
 
 import json
+import threading
 
 import pytest
+from filelock import FileLock
 
 from core.records import DataError
 from core.types import Triple
@@ -78,17 +80,31 @@ def test_duplicate_lines_in_the_log_are_tolerated_first_wins(tmp_path):
     assert again.stats()["duplicates_on_load"] == 1
 
 
-def test_partial_trailing_line_from_a_kill_is_dropped(tmp_path):
+def test_a_partial_line_is_left_out_by_readers_and_cut_off_by_the_next_writer(tmp_path):
     store = KGStore(tmp_path)
     fill(store, count=2)
     complete = store.log_path.read_bytes()
+    torn = b'{"passage_id": "p2", "source": "llm", "triples": [{"id": "ab'
     with open(store.log_path, "ab") as f:
-        f.write(b'{"passage_id": "p2", "source": "llm", "triples": [{"id": "ab')
+        f.write(torn)
     again = KGStore(tmp_path)
     assert again.passage_ids() == ["p0", "p1"]
-    assert store.log_path.read_bytes() == complete  # truncated back to the last complete line
+    assert store.log_path.read_bytes() == complete + torn  # a reader writes nothing
     fill(again, first=2, count=1)
+    assert store.log_path.read_bytes().startswith(complete) and torn not in store.log_path.read_bytes()
     assert KGStore(tmp_path).passage_ids() == ["p0", "p1", "p2"]
+
+
+def test_a_last_record_without_its_newline_is_kept_by_readers_and_writers(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=2)
+    store.log_path.write_bytes(store.log_path.read_bytes()[:-1])  # a hand edit trims the final newline
+    trimmed = store.log_path.read_bytes()
+    assert KGStore(tmp_path, create=False).passage_ids() == ["p0", "p1"]
+    assert store.log_path.read_bytes() == trimmed
+    fill(KGStore(tmp_path), first=2, count=1)
+    assert KGStore(tmp_path).passage_ids() == ["p0", "p1", "p2"]
+    assert store.log_path.read_bytes().startswith(trimmed + b"\n")
 
 
 def test_a_malformed_complete_line_is_a_data_error_naming_file_and_line(tmp_path):
@@ -104,6 +120,8 @@ def test_missing_lists_unstored_ids_once_in_input_order(tmp_path):
     store = KGStore(tmp_path)
     fill(store, count=2)
     assert store.missing(["z", "p1", "a", "z", "p0"]) == ["z", "a"]
+    order = [f"q{i}" for i in (7, 3, 11, 0, 5, 9, 1, 12, 4, 8, 2, 10, 6)]
+    assert store.missing(order + ["p0"] + order) == order
     assert store.has("p0") and "p1" in store and not store.has("z")
 
 
@@ -154,9 +172,54 @@ def test_a_snapshot_that_does_not_match_the_log_is_ignored(tmp_path):
     assert KGStore(tmp_path).passage_ids() == ["p0"]
 
 
-def test_opening_a_large_log_writes_a_snapshot(tmp_path, monkeypatch):
+def test_a_snapshot_of_a_longer_log_with_the_same_tail_is_ignored(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=40)  # more than the 4 KiB the snapshot's tail hash covers
+    store.compact()
+    store.log_path.write_text("".join(line + "\n" for line in log_lines(store)[1:]))  # p0's line removed
+    assert KGStore(tmp_path).passage_ids() == [f"p{i}" for i in range(1, 40)]
+
+
+def test_a_snapshot_is_written_once_the_unsnapshotted_log_reaches_the_compaction_size(tmp_path, monkeypatch):
+    entry = ("p0", triples_of("p0", 2), 0)
+    size = len(kg_store.record_line(*entry, "llm").encode())
+    monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", size + 1)
+    KGStore(tmp_path / "below").add_many([entry])
+    assert not (tmp_path / "below" / "snapshot").exists()
+    monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", size)
+    KGStore(tmp_path / "at").add_many([entry])
+    assert json.loads((tmp_path / "at" / "snapshot" / "meta.json").read_text())["log_bytes"] == size
+
+
+def test_a_write_past_the_compaction_size_writes_a_snapshot_and_opening_writes_none(tmp_path, monkeypatch):
     fill(KGStore(tmp_path), count=3)
     monkeypatch.setattr(kg_store, "AUTO_COMPACT_BYTES", 1)
     KGStore(tmp_path)
+    assert not (tmp_path / "snapshot").exists()  # a reader writes nothing
+    fill(KGStore(tmp_path), first=3, count=1)
     meta = json.loads((tmp_path / "snapshot" / "meta.json").read_text())
-    assert meta["log_bytes"] == (tmp_path / "triples.jsonl").stat().st_size and meta["passages"] == 3
+    assert meta["log_bytes"] == (tmp_path / "triples.jsonl").stat().st_size and meta["passages"] == 4
+
+
+def test_a_reader_during_a_write_sees_whole_lines_and_leaves_the_half_written_one_to_its_writer(tmp_path):
+    store = KGStore(tmp_path)
+    fill(store, count=2)
+    line = kg_store.record_line("p2", triples_of("p2", 2), 0, "llm")
+    with FileLock(tmp_path / kg_store.LOCK_NAME), open(store.log_path, "a") as f:  # a writer mid-append
+        f.write(line[:40])
+        f.flush()
+        assert KGStore(tmp_path, create=False).passage_ids() == ["p0", "p1"]
+        f.write(line[40:])
+    assert KGStore(tmp_path).passage_ids() == ["p0", "p1", "p2"]  # nothing of the writer's line was lost
+
+
+def test_a_writer_waits_while_another_holds_the_store(tmp_path):
+    store = KGStore(tmp_path)
+    before = store.log_path.exists()
+    with FileLock(tmp_path / kg_store.LOCK_NAME):  # another writer (a lock file of its own, as in another process)
+        writer = threading.Thread(target=fill, args=(store,), kwargs={"count": 1})
+        writer.start()
+        writer.join(0.5)
+        assert writer.is_alive() and store.log_path.exists() == before
+    writer.join(30)
+    assert KGStore(tmp_path).passage_ids() == ["p0"]

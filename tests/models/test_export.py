@@ -122,9 +122,12 @@ def test_export_writes_exactly_the_encoder_weights(tiny_model_dir, tmp_path, lor
     assert set(expected) <= set(reloaded) and all(torch.equal(reloaded[k], expected[k]) for k in expected)
 
 
-def test_a_missing_or_truncated_checkpoint_is_refused_naming_it(tmp_path):
+def test_a_missing_truncated_or_folder_checkpoint_is_refused_naming_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="Aligner checkpoint '.*best.ckpt' does not exist"):
         AlignerModule.from_checkpoint(tmp_path / "best.ckpt")
+    (tmp_path / "model").mkdir()
+    with pytest.raises(IsADirectoryError, match="Aligner checkpoint '.*model' is a folder, not a checkpoint file"):
+        AlignerModule.from_checkpoint(tmp_path / "model")
     (tmp_path / "best.ckpt").write_bytes(b"PK\x03\x04 cut short")
-    with pytest.raises(DataError, match=r"best\.ckpt: not an Aligner checkpoint that train\.py wrote, or a truncated"):
+    with pytest.raises(DataError, match=r"best\.ckpt: not a checkpoint that train\.py wrote, or a truncated one"):
         AlignerModule.from_checkpoint(tmp_path / "best.ckpt")

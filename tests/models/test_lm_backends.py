@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from core.config import ConfigError
-from models.lm import Slots, common_prefix
+from models.lm import Slots, common_prefix, repeats_a_line
 from models.lm_config import LMConfig, WithSignals
 from models.packaged import resolve_gguf
 
@@ -204,3 +204,9 @@ def test_vllm_generates_like_the_other_backends():
     chat = [{"role": "user", "content": "Write the line <a; b; c> ten times, one per line, and nothing else."}]
     cut = lm.chat([chat], max_new_tokens=80, stop_repeated_lines=True)[0]
     assert [line.strip() for line in cut.text.split("\n") if line.strip()].count("<a; b; c>") == 2
+
+
+def test_a_repeated_line_counts_only_once_it_is_complete():
+    assert repeats_a_line("<a; b; c>\n<d; e; f>\n<a; b; c>\n")
+    assert not repeats_a_line("<a; b; c>\n<a; b; c>")  # the second is still being written
+    assert not repeats_a_line("<a; b; c>\n\n\n<d; e; f>\n")  # empty lines are no repeats

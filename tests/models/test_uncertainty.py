@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.records import DataError
 from models.uncertainty import (
     MindParams,
     WordSignals,
@@ -179,7 +180,10 @@ def test_params_save_and_load_round_trip(tmp_path):
     ({"alpha": "0.4", "beta": 1, "gamma": 1, "delta": 1}, "missing or non-numeric alpha$"),
     ({"alpha": 1, "beta": 1, "gamma": None, "delta": 1}, "non-numeric gamma$"),
     ({"alpha": 1, "beta": 1, "gamma": 1, "delta": 1, "threshold": "high"}, "threshold should be a number or null"),
-    ("{not json", "not valid JSON"),
+    ("{not json", "malformed JSON"),
+    ("[0.4, 1.5, 1.0, 0.6]", "expected a JSON object of alpha, beta, gamma, delta, threshold, attention, found a list"),
+    ('{"alpha": NaN, "beta": 1, "gamma": 1, "delta": 1}', "alpha must be a finite number, got nan"),
+    ('{"alpha": 1, "beta": -Infinity, "gamma": 1, "delta": 1}', "beta must be a finite number, got -inf"),
     ({"alpha": 1, "beta": 1, "gamma": 1, "delta": 1, "attention": "max"}, "attention should be one of raw, sentence"),
 ])
 def test_params_load_names_what_is_wrong(tmp_path, content, error):
@@ -193,8 +197,14 @@ def test_params_load_names_what_is_wrong(tmp_path, content, error):
 def test_params_load_of_a_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.json.*do not exist"):
         MindParams.load(tmp_path / "missing.json")
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(DataError, match="not a file"):
         MindParams.load(tmp_path)  # a folder is no parameters file
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta", "threshold"])
+def test_params_that_are_not_finite_are_refused(name):
+    with pytest.raises(ValueError, match=f"{name} must be a finite number, got nan"):
+        MindParams(**{"threshold": 0.5, name: float("nan")})
 
 
 def test_stopword_only_sentence_does_not_trigger_at_threshold_zero():

@@ -209,6 +209,11 @@ def test_evidences_map_to_best_matching_triples_preferring_an_unused_passage():
     question.gold_triples.append(["Drusk", "twinned with", "Harlow"])  # matches nothing
     unmatched = ChainBuilder().from_evidences(question, pool)
     assert len(unmatched.triples) == 2 and not unmatched.complete
+    # token F1 0.4 with <Ana Corvel; studied in; Velm>: a shared name is not a match
+    question.gold_triples[-1] = ["Ana Corvel", "twinned with", "Harlow"]
+    weak = ChainBuilder().from_evidences(question, pool)
+    assert token_f1("Ana Corvel twinned with Harlow", BREWER[0].plain_text) == 0.4
+    assert len(weak.triples) == 2 and not weak.complete
 
 
 def test_decomposition_substitutes_earlier_answers_into_later_hops():
@@ -314,3 +319,18 @@ def test_shared_musique_slice_with_gpt35_triples(shared_data, tmp_path):
     records = read_chains(config.output)
     assert all(len(hop) == 30 for r in records for hop in r.negatives)
     assert all(not {t.id for t in r.chain} & {t.id for hop in r.negatives for t in hop} for r in records)
+
+
+def test_each_decomposition_hop_searches_only_its_paired_gold_passage():
+    """Hop j takes its triple from the j-th gold passage: here passage B holds a triple with hop 1's answer
+    that matches hop 1's question better than passage A's, and it must not be taken for hop 1."""
+    pool = {"A": [triple("Ostrel Brewing", "owned by", "Ana Corvel", "A")],
+            "B": [triple("Ana Corvel", "founded", "Ostrel Brewing", "B"), triple("Ana Corvel", "born in", "Drusk", "B")]}
+    question = Question("q", BRIDGE.question, ["Drusk"], ["A", "B"], "2hop", decomposition=[
+        {"question": "Who founded Ostrel Brewing?", "answer": "Ana Corvel"},
+        {"question": "Where was #1 born?", "answer": "Drusk"},
+    ])
+    chain = ChainBuilder().from_decomposition(question, pool)
+    assert texts(chain) == ["<Ostrel Brewing; owned by; Ana Corvel>", "<Ana Corvel; born in; Drusk>"]
+    assert [t.passage_id for t in chain.triples] == ["A", "B"] and chain.complete
+    assert ChainBuilder()._best("Who founded Ostrel Brewing?", [*pool["A"], pool["B"][0]]) == pool["B"][0]
