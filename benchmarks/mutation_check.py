@@ -1,8 +1,8 @@
 """Hand-made bugs in the core logic, each applied alone to a scratch copy of the tree: do the tests catch it?
 
-    python benchmarks/mutation_check.py              # every bug: about 30-60 minutes on 2 busy cores
-    python benchmarks/mutation_check.py --only 3 17  # some of them (their numbers in the table)
-    python benchmarks/mutation_check.py --check      # only that every snippet is still in its file
+    python -m benchmarks.mutation_check              # every bug: about 30-60 minutes on 2 busy cores
+    python -m benchmarks.mutation_check --only 3 17  # some of them (their numbers in the table)
+    python -m benchmarks.mutation_check --check      # only that every snippet is still in its file
 
 Each bug is a one-spot change to core logic (an off-by-one, a flipped comparison, a wrong tie-break, a
 dropped fsync, a wrong sign, ...), written as data: the file, the original snippet, the mutated one,
@@ -109,11 +109,11 @@ BUGS = [
     Bug("core/config.py", "    if isinstance(value, float) and not math.isfinite(value):",
         "    if isinstance(value, float) and math.isnan(value):", "an infinite setting (lr: .inf) passes",
         ("tests/evaluation/test_runner_safety.py",) + CLI_TRAIN[:1]),
-    Bug("core/config.py", "        for key, value in node.value:\n            if isinstance(key, yaml.ScalarNode) and key.value != \"<<\":",
+    Bug("core/cli.py", "        for key, value in node.value:\n            if isinstance(key, yaml.ScalarNode) and key.value != \"<<\":",
         "        for key, value in node.value[:1]:\n            if isinstance(key, yaml.ScalarNode) and key.value != \"<<\":",
         "a duplicate YAML key after the first setting is taken silently (last wins)",
         ("tests/evaluation/test_runner_safety.py",)),
-    Bug("core/config.py", "    if path and value is None:", "    if path and value == {}:",
+    Bug("core/cli.py", "    if path and value is None:", "    if path and value == {}:",
         "an empty YAML config is read as no settings at all", ("tests/evaluation/test_runner_safety.py",)),
     # -- core/text.py ----------------------------------------------------------------------------
     Bug("core/text.py", "    return 0.0 if common == 0 else 2 * common / (len(a) + len(b))",
@@ -218,14 +218,18 @@ BUGS = [
         "    return line.strip(\".\").strip()", "an answer's leading dots are cut too (\".NET\")",
         ("tests/inference/test_constructor_reader.py",)),
     # -- inference/kirag.py ----------------------------------------------------------------------
-    Bug("inference/kirag.py", "        scored = sorted(self.scores, key=lambda pid: (-self.scores[pid], -self.retrieved[pid]))",
-        "        scored = sorted(self.scores, key=lambda pid: (-self.scores[pid], self.retrieved[pid]))",
-        "ties between passages go to the lower retriever score", ("tests/inference/test_kirag.py",)),
-    Bug("inference/kirag.py", "                complete = made.complete and bool(run.chain)  # never at the first step",
-        "                complete = made.complete", "KiRAG may stop at its first step", ("tests/inference/test_kirag.py",)),
-    Bug("inference/kirag.py", "        ranked += [(pid, score) for pid, score in self.retrieved.items() if pid not in self.scores][: k - len(ranked)]",
-        "        ranked += [(pid, score) for pid, score in self.retrieved.items() if pid not in self.scores][: k - len(ranked) - 1]",
-        "off by one: one passage short of k", ("tests/inference/test_kirag.py",)),
+    Bug("inference/kirag_ranking.py",
+        "        scored = sorted((p for p in passages if p.triple is not None), key=lambda p: (-p.triple, -p.retrieval))",
+        "        scored = sorted((p for p in passages if p.triple is not None), key=lambda p: (-p.triple, p.retrieval))",
+        "ties between passages go to the lower retriever score",
+        ("tests/inference/test_kirag.py", "tests/inference/test_kirag_ranking.py")),
+    Bug("inference/kirag.py", "            run.done = made is not None and not first and self._complete(run.chain, made)",
+        "            run.done = made is not None and self._complete(run.chain, made)", "KiRAG may stop at its first step",
+        ("tests/inference/test_kirag.py",)),
+    Bug("inference/kirag_ranking.py",
+        "        return ranked + [(p.passage_id, p.retrieval) for p in passages if p.triple is None][: k - len(ranked)]",
+        "        return ranked + [(p.passage_id, p.retrieval) for p in passages if p.triple is None][: k - len(ranked) - 1]",
+        "off by one: one passage short of k", ("tests/inference/test_kirag.py", "tests/inference/test_kirag_ranking.py")),
     # -- training_data ---------------------------------------------------------------------------
     Bug("training_data/silver_chains.py", "            pids = [passages[j]] if len(steps) == len(passages) else passages",
         "            pids = passages", "hop j searches every gold passage, not its paired one (issue 40, survivor 14)",
@@ -264,9 +268,9 @@ BUGS = [
     Bug("evaluation/runner.py", "        first = next(steps, None)  # before anything is deleted (see above)\n",
         "        first = None\n", "--overwrite deletes the old results before a failure it could have seen",
         RUNNER_TESTS),
-    Bug("core/cli.py", "        if not bool(torch.isfinite(loss).all()):", "        if bool(torch.isnan(loss).all()) and False:",
+    Bug("models/training_cli.py", "        if not bool(torch.isfinite(loss).all()):", "        if bool(torch.isnan(loss).all()) and False:",
         "training goes on after a non-finite loss", CLI_TRAIN),
-    Bug("core/cli.py", "        if stage != \"fit\" or data is None or trainer.limit_val_batches == 0:",
+    Bug("models/training_cli.py", "        if stage != \"fit\" or data is None or trainer.limit_val_batches == 0:",
         "        if stage != \"fit\" or data is not None or trainer.limit_val_batches == 0:",
         "a fit without validation ends at exit 0 with no best.ckpt (issue 40)", CLI_TRAIN),
     Bug("core/cli.py", "IsADirectoryError, ValueError,", "IsADirectoryError,",
@@ -357,7 +361,7 @@ def write_results(rows: list[dict]) -> None:
     lines = [
         "# Hand-made bugs in the core logic, and the tests that catch them",
         "",
-        "`python benchmarks/mutation_check.py`: each bug (a one-spot change, listed as data in the script) is",
+        "`python -m benchmarks.mutation_check`: each bug (a one-spot change, listed as data in the script) is",
         "applied alone to a scratch copy of the tree, and the tests covering its file run with `pytest -x`.",
         "",
         f"**Caught {caught} of {len(rows)} ({100 * caught / len(rows):.1f}%).**",
