@@ -29,15 +29,25 @@ MISSING = "–"
 PERCENT = ("recall", "answer_in_context", "em", "f1")
 
 
+def decimals(values: list) -> int:
+    """The decimals that give a column's largest float three significant digits (at most 3, at least 0):
+    one format for the whole column."""
+    largest = max((abs(v) for v in values if isinstance(v, float) and math.isfinite(v)), default=0.0)
+    return 3 if largest == 0 else min(3, max(0, 2 - math.floor(math.log10(largest))))
+
+
 def markdown_table(rows: list[dict], columns: list[str]) -> str:
-    """A markdown table; floats named recall/answer_in_context/em/f1 are shown as percentages with one
-    decimal, other floats with three significant digits, None as a dash (missing)."""
+    """A markdown table, one number format per column: floats named recall/answer_in_context/em/f1 as
+    percentages with one decimal, other float columns with the decimals that give their largest value
+    three significant digits; None as a dash (missing)."""
+    places = {c: decimals([row.get(c) for row in rows]) for c in columns}
+
     def cell(key, value):
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return MISSING
         if isinstance(value, float) and key.split("@")[0] in PERCENT:
             return f"{100 * value:.1f}"
-        return f"{value:.3g}" if isinstance(value, float) else str(value)
+        return f"{value:.{places[key]}f}" if isinstance(value, float) else str(value)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(c, row.get(c, "")) for c in columns) + " |" for row in rows]
     return "\n".join(lines) + "\n"

@@ -62,3 +62,10 @@ def test_compare_says_how_many_questions_it_paired(tmp_path):
     assert "their paired tests use the 3 both scored" in text
     paired = json.loads((tmp_path / "out" / "comparison.json").read_text())["paired"]
     assert [(p["metric"], p["questions"]) for p in paired] == [("recall@5", 3)]
+
+
+def test_each_column_of_a_table_keeps_one_number_format():
+    from evaluation.report import markdown_table
+    table = markdown_table([{"s": 2.03, "n": 136.0, "recall@5": 0.5}, {"s": 0.00346, "n": 0.5, "recall@5": None}],
+                           ["s", "n", "recall@5"])
+    assert table.splitlines()[2:] == ["| 2.03 | 136 | 50.0 |", "| 0.00 | 0 | – |"]
