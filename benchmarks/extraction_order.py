@@ -41,7 +41,7 @@ from kg.build import KGConfig
 from kg.extraction import TripleExtractor, batched
 from kg.store import KGStore
 from models.encoder import Encoder
-from models.lm import Slots
+from models.lm.interface import Slots
 
 SPLIT = (  # which questions the figures stand on
     "Split: the contexts of ircot_dev_500's first 20 questions, test questions of kirag_eval and "

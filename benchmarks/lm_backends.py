@@ -47,7 +47,7 @@ from kg.openie_import import import_openie
 from kg.quality import identical_share, precision_recall
 from kg.store import KGStore
 from models.encoder import Encoder
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
 from models.packaged import packaged_qwen_gguf, packaged_qwen_path
 
 SPLIT = (  # which questions the figures stand on

@@ -6,11 +6,11 @@ slot running the questions together (`mind.concurrency`: their LM calls generate
 
 MIND's calls come one prompt at a time from interleaved prompt families (the next sentence, the
 entity prompt, the sentence again after retrieval). With one slot each family's prompt evicts the
-others' instruction and demonstrations (the llama.cpp backend before `models.lm.Slots`); with every
-slot each family keeps one. Fixed-interval MIND (a retrieval at every sentence) with BM25 on the
-first HotpotQA ircot_dev_500 questions, as in benchmarks/mind_eval.py; the settings run in one
-process, question by question in turn, then all questions at once for the concurrent setting (its
-seconds: the whole run's wall clock over the questions). Prompt tokens decoded (llama.cpp): what
+others' instruction and demonstrations (the llama.cpp backend before `models.lm.interface.Slots`);
+with every slot each family keeps one. Fixed-interval MIND (a retrieval at every sentence) with
+BM25 on the first HotpotQA ircot_dev_500 questions, as in benchmarks/mind_eval.py; the settings run
+in one process, question by question in turn, then all questions at once for the concurrent setting
+(its seconds: the whole run's wall clock over the questions). Prompt tokens decoded (llama.cpp): what
 prefix reuse left to decode. Greedy outputs may differ between settings: keys and values computed in
 other batches, or in float32 against q4, differ in the last bits.
 """

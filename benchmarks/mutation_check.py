@@ -46,11 +46,11 @@ class Bug:
 RECORDS_TESTS = ("tests/core/test_records_safety.py", "tests/kg/test_kg_store.py")
 STORE_TESTS = ("tests/kg/test_kg_store.py", "tests/kg/test_store_durability.py")
 RUNNER_TESTS = ("tests/evaluation/test_runner_safety.py",)
-LM_TESTS = ("tests/models/test_lm.py",  # test_lm_backends.py's others load the packaged GGUF: minutes
-            "tests/models/test_lm_backends.py::test_a_repeated_line_counts_only_once_it_is_complete",
-            "tests/models/test_lm_backends.py::"
+LM_TESTS = ("tests/models/lm/test_transformers_backend.py",  # test_backends.py's others load the GGUF: minutes
+            "tests/models/lm/test_backends.py::test_a_repeated_line_counts_only_once_it_is_complete",
+            "tests/models/lm/test_backends.py::"
             "test_a_prompt_goes_to_the_free_slot_that_loses_least_and_reuses_any_slots_prefix_but_its_last_token",
-            "tests/models/test_lm_backends.py::test_interleaved_prompt_families_keep_a_slot_each")
+            "tests/models/lm/test_backends.py::test_interleaved_prompt_families_keep_a_slot_each")
 LOADER_TESTS = ("tests/datamodules/test_bad_input.py", "tests/datamodules/test_loaders.py",
                 "tests/datamodules/test_duplicates.py")
 CLI_TRAIN = ("tests/test_train.py::test_a_non_finite_number_in_a_training_yaml_is_refused_naming_the_key",
@@ -253,10 +253,10 @@ BUGS = [
         "wrong sign of δ in the entity confidence", ("tests/models/test_uncertainty.py",)),
     Bug("models/uncertainty.py", "        require_finite(self)  # a NaN", "        pass  # a NaN",
         "NaN α/β accepted: MIND never retrieves, labelled calibrated (issue 40)", ("tests/models/test_uncertainty.py",)),
-    Bug("models/lm.py", "    lines = [line.strip() for line in text.split(\"\\n\")[:-1]]",
+    Bug("models/lm/interface.py", "    lines = [line.strip() for line in text.split(\"\\n\")[:-1]]",
         "    lines = [line.strip() for line in text.split(\"\\n\")]",
         "the unfinished last line counts as a repeat", LM_TESTS),
-    Bug("models/lm.py", "        return source, min(common_prefix(self.held[source], prompt), len(prompt) - 1)",
+    Bug("models/lm/interface.py", "        return source, min(common_prefix(self.held[source], prompt), len(prompt) - 1)",
         "        return source, common_prefix(self.held[source], prompt)",
         "a cached prompt is not decoded at all, so its last token gives no logits", LM_TESTS),
     # -- evaluation/runner.py and core/cli.py ------------------------------------------------------

@@ -26,7 +26,7 @@ from kg.openie_import import import_openie
 from kg.quality import precision_recall
 from kg.store import KGStore
 from models.encoder import Encoder
-from models.transformers_lm import CausalLM
+from models.lm.transformers_backend import CausalLM
 from training_data.silver_chains import contains_answer
 
 SPLIT = (  # which questions the figures stand on

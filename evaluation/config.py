@@ -18,8 +18,8 @@ from inference.mind import EntityFilter
 from inference.retrievers import HybridConfig, RetrieverKind
 from models.aligner import AlignerModule
 from models.encoder import Encoder, EncoderConfig
-from models.lm import Attention
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
+from models.lm.interface import Attention
 
 MethodName = Literal["rag", "rag+rerank", "mdr", "ircot", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
 METHODS = get_args(MethodName)
@@ -195,7 +195,7 @@ class MindConfig:
     max_sentences: int = 6
     """the longest reasoning, in sentences"""
     concurrency: int = 1
-    """questions run at once, their LM calls generated together (models/batched_calls.py); with more
+    """questions run at once, their LM calls generated together (models/lm/batching.py); with more
     than 1 the questions of a step (`batch_size`) are saved together. No faster on 2 CPU cores, where
     prompt prefill dominates (benchmarks/results/mind_speed.md); meant for batch-cheap backends (vLLM)"""
 

@@ -21,8 +21,8 @@ from inference.retrievers import Retriever, make_retriever
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
-from models.lm import LanguageModel
-from models.lm_config import LazyLM
+from models.lm.config import LazyLM
+from models.lm.interface import LanguageModel
 from models.uncertainty import MindParams
 
 log = logging.getLogger(__name__)

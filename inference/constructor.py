@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from core.text import contains_words, token_f1, tokens
 from core.types import Triple, triple_id, triple_text
 from kg.triple_parser import parse_triples
-from models.chat import Message, chat_messages
-from models.lm import LanguageModel
+from models.lm.chat import Message, chat_messages
+from models.lm.interface import LanguageModel
 
 INSTRUCTION = (
     "You build a reasoning chain of knowledge triples that answers a question, one triple at a time. You are "

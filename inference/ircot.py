@@ -38,8 +38,8 @@ from inference.methods import Method, PassagePool, Prediction, check_budget
 from inference.mind import final_answer
 from inference.reader import numbered_passages
 from inference.retrievers import Retriever
-from models.chat import Message, chat_messages
-from models.lm import LanguageModel
+from models.lm.chat import Message, chat_messages
+from models.lm.interface import LanguageModel
 
 INSTRUCTION = ("You answer a question by reasoning over the given passages, one sentence at a time. Write only the "
                "next sentence of the reasoning: one fact from the passages that brings the answer closer. Once the "

@@ -17,7 +17,7 @@ Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
    A reasoning that stopped without "the answer is" gets it appended and completed (one more short
    generation), so that every run ends with an answer to score rather than its whole reasoning.
 
-`concurrency` > 1 runs that many questions at once in threads (`models.batched_calls`): their LM calls,
+`concurrency` > 1 runs that many questions at once in threads (`models.lm.batching`): their LM calls,
 one at a time per question, are generated together, so the LM decodes several sequences per step (no
 faster on 2 CPU cores, where prompt prefill dominates: benchmarks/results/mind_speed.md). The searches
 run one at a time (a KiRAG search may call its own LM).
@@ -42,9 +42,9 @@ from inference.kirag import KiRAG
 from inference.memory import Fact, Memory
 from inference.methods import Method, Prediction
 from inference.retrievers import Hit, Retriever
-from models.batched_calls import BatchedCalls
-from models.chat import Message, chat_messages
-from models.lm import Attention, LanguageModel
+from models.lm.batching import BatchedCalls
+from models.lm.chat import Message, chat_messages
+from models.lm.interface import Attention, LanguageModel
 from models.uncertainty import ATTENTION_KINDS, MindParams, decide, token_confidence, word_signals
 
 Trigger = Literal["never", "always", "fixed", "dynamic"]

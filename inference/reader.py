@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from core.types import Passage, Question
 from inference.methods import Method, Prediction
-from models.chat import Message, chat_messages
-from models.lm import LanguageModel
+from models.lm.chat import Message, chat_messages
+from models.lm.interface import LanguageModel
 
 INSTRUCTION = "Given some context and a question, please only output the answer to the question."
 

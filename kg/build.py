@@ -15,7 +15,7 @@ from kg.openie_import import import_openie
 from kg.prompt import prompt_fingerprint
 from kg.store import KGStore
 from models.encoder import Encoder
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
 
 log = logging.getLogger(__name__)
 

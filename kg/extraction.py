@@ -11,9 +11,9 @@ from core.types import Passage, Triple
 from kg.prompt import Demo, DemoSelector, build_prompt, load_demos
 from kg.store import KGStore
 from kg.triple_parser import parse_triples
-from models.chat import Message
 from models.encoder import Encoder, TextEncoder
-from models.lm import LanguageModel
+from models.lm.chat import Message
+from models.lm.interface import LanguageModel
 
 Extracted = tuple[list[Triple], int]  # (triples, number of rejected `<...>` matches)
 

@@ -16,8 +16,8 @@ from core.records import DataError, field, read_records
 from core.text import normalize_space
 from core.types import Passage, triple_text
 from kg.triple_parser import Parts
-from models.chat import Message, chat_messages
 from models.encoder import TextEncoder
+from models.lm.chat import Message, chat_messages
 
 DEMOS_PATH = Path(__file__).parent / "triple_demos.json"
 

@@ -47,7 +47,7 @@ from torch import Tensor, nn
 from torchmetrics import MeanMetric
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-from models.lm import Attention
+from models.lm.interface import Attention
 from models.uncertainty import ATTENTION_KINDS, MindParams, entity_confidence, entity_logits, trigger_logits
 
 log = logging.getLogger(__name__)

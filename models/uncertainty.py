@@ -2,11 +2,11 @@
 hard form the MIND loop decides with and the relaxed form the `TriggerCalibrator` learns with, and
 their parameters (`MindParams`), saved and loaded here.
 
-`models.lm.CausalLM.generate(..., return_signals=True)` gives, per generated token, the entropy of
-the raw next-token distribution that produced it and the largest attention it receives from a
-later token. `word_signals` groups tokens into words (a word made of several sub-tokens takes the
-mean entropy and the summed attention of its sub-tokens, as in DRAGIN's RIND); stopwords and
-punctuation get s = 0. Then:
+`models.lm.transformers_backend.CausalLM.generate(..., return_signals=True)` gives, per generated
+token, the entropy of the raw next-token distribution that produced it and the largest attention it
+receives from a later token. `word_signals` groups tokens into words (a word made of several
+sub-tokens takes the mean entropy and the summed attention of its sub-tokens, as in DRAGIN's RIND);
+stopwords and punctuation get s = 0. Then:
 
 - RIND score S(w) = H(w) · maxAttn(w) · s(w); retrieval triggers when max S > θ, with MIND's dynamic
   θ = α·mean(H) + β·mean(maxAttn) (means over every word of the sentence), or a fixed θ
@@ -49,7 +49,7 @@ from torch import Tensor
 from core.config import ConfigError, require_finite
 from core.records import DataError, read_json
 from core.text import is_content
-from models.lm import Attention
+from models.lm.interface import Attention
 
 ATTENTION_KINDS = get_args(Attention)
 

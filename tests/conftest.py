@@ -161,7 +161,7 @@ def tiny_causal_lm(tokenizer, seed: int = 0):
 @pytest.fixture
 def make_tiny_lm(tiny_lm_tokenizer):
     """Factory: `make_tiny_lm(seed=0, **CausalLM_kwargs)` wraps a fresh random tiny causal LM."""
-    from models.transformers_lm import CausalLM
+    from models.lm.transformers_backend import CausalLM
 
     def make(seed: int = 0, **kwargs) -> CausalLM:
         return CausalLM(model=tiny_causal_lm(tiny_lm_tokenizer, seed), tokenizer=tiny_lm_tokenizer, **kwargs)

@@ -17,7 +17,7 @@ from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
 from models.encoder import EncoderConfig
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
 from models.packaged import resolve_gguf
 from models.uncertainty import MindParams
 

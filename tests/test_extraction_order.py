@@ -7,7 +7,7 @@ import yaml
 
 from benchmarks import extraction_order
 from benchmarks.common import ROOT
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
 
 
 def test_the_config_paths_are_taken_from_the_project_root_and_its_settings_kept(monkeypatch):

@@ -37,7 +37,7 @@ from datamodules.loaders import DataConfig
 from inference.memory import Fact, Memory
 from inference.mind import MindRAG, MindRun, final_answer
 from inference.retrievers import passage_text
-from models.lm_config import LMConfig
+from models.lm.config import LMConfig
 
 
 @dataclass

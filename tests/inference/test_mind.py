@@ -70,7 +70,7 @@ class LoopingLM:
     def generate(self, prompts, **kwargs):
         import torch
 
-        from models.lm import Generation, TokenSignals
+        from models.lm.interface import Generation, TokenSignals
 
         self.calls += 1
         self.prompts.extend(prompts)
@@ -123,7 +123,7 @@ def scripted_generation(pieces, entropy, attention, in_sentence=None):
     """A generation with these per-token signals; the attention renormalised over the sentence is 0 unless given."""
     import torch
 
-    from models.lm import Generation, TokenSignals
+    from models.lm.interface import Generation, TokenSignals
 
     n = len(pieces)
     signals = TokenSignals(list(pieces), torch.tensor(entropy, dtype=torch.float32),

@@ -1,4 +1,4 @@
-"""MIND run concurrently (`concurrency` > 1, over `models.batched_calls.BatchedCalls`) predicts what it
+"""MIND run concurrently (`concurrency` > 1, over `models.lm.batching.BatchedCalls`) predicts what it
 predicts one question at a time, in fewer LM calls, with one thread at the LM and at the search."""
 
 import threading
@@ -9,7 +9,7 @@ import torch
 
 from core.types import Question
 from inference.mind import ENTITY_INSTRUCTION, Found, MindRAG
-from models.lm import Generation, TokenSignals
+from models.lm.interface import Generation, TokenSignals
 
 
 class ScriptLM:

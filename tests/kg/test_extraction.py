@@ -228,7 +228,7 @@ def test_knowledge_graph_extracts_missing_passages_once_and_caches_them(tmp_path
 
 
 def test_extraction_with_the_tiny_lm(tmp_path, request):
-    pytest.importorskip("models.lm")
+    pytest.importorskip("models.lm.interface")
     try:
         lm = request.getfixturevalue("tiny_lm")
     except pytest.FixtureLookupError:

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import models.packaged as packaged
-from models.transformers_lm import CausalLM
+from models.lm.transformers_backend import CausalLM
 from models.packaged import packaged_qwen_path, resolve_gguf, resolve_lm, resolve_model_path
 
 

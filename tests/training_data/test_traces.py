@@ -11,7 +11,7 @@ from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import read_traces
 from inference.mind import MindRAG
-from models.lm import Generation, TokenSignals
+from models.lm.interface import Generation, TokenSignals
 from training_data.traces import claims, collect_traces, label_counts, needs_retrieval, question_trace, useful
 
 QUESTION = "Where was the founder of Ostrel Brewing born?"

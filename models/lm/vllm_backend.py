@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.chat import Message
-from models.lm import Generation, repeats_a_line
+from models.lm.chat import Message
+from models.lm.interface import Generation, repeats_a_line
 
 
 def _cut_at_repeated_line(text: str, ids: list[int], decode) -> tuple[str, list[int]]:
@@ -49,7 +49,7 @@ class VllmLM:
         """Greedy continuations of `prompts`, in input order; vLLM schedules all of them at once."""
         if return_signals:
             raise ValueError("vLLM gives no attention weights: MIND's signals come from the transformers scorer "
-                             "(`models.lm_config.WithSignals`)")
+                             "(`models.lm.config.WithSignals`)")
         params = self._sampling(temperature=0.0, max_tokens=max_new_tokens, stop=stop or None, logprobs=0,
                                 repetition_penalty=1.0)
         outputs = self.llm.generate(prompts, params, use_tqdm=show_progress)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from models.transformers_lm import (
+from models.lm.transformers_backend import (
     CausalLM,
     RepeatedLineStop,
     max_attention_in_sentence,
@@ -200,7 +200,7 @@ class Replay:
 
 
 def test_with_signals_takes_them_from_the_scorer_by_teacher_forcing(tiny_lm):
-    from models.lm_config import LMConfig, WithSignals
+    from models.lm.config import LMConfig, WithSignals
 
     fast = Replay(tiny_lm)
     wrapped = WithSignals(fast, LMConfig())

@@ -2,8 +2,9 @@
 
 The triple extractor, the KiRAG Constructor, the reader and MIND call `LanguageModel.generate` /
 `chat`: greedy decoding for a batch of prompts, ending at stop strings, at the end token, or (for
-lists) at the first repeated line. Backends (chosen by `LMConfig.backend`, see `models.lm_config`):
-`models.transformers_lm.CausalLM`, `models.llama_cpp_lm.LlamaCppLM`, `models.vllm_lm.VllmLM`.
+lists) at the first repeated line. Backends (chosen by `LMConfig.backend`, see `models.lm.config`):
+`models.lm.transformers_backend.CausalLM`, `models.lm.llama_cpp_backend.LlamaCppLM`,
+`models.lm.vllm_backend.VllmLM`.
 MIND's per-token signals (entropy over the full vocabulary, attention received) come from one
 transformers forward pass over prompt + generated tokens, whichever backend generated them.
 """
@@ -15,7 +16,7 @@ from typing import Literal, Protocol
 
 from torch import Tensor
 
-from models.chat import Message
+from models.lm.chat import Message
 
 
 Attention = Literal["raw", "sentence"]

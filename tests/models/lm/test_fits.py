@@ -1,11 +1,11 @@
-"""An LM too large for the machine is refused in one line before it loads (models/fits.py)."""
+"""An LM too large for the machine is refused in one line before it loads (models/lm/fits.py)."""
 
 import pytest
 import torch
 
 from core.config import ConfigError
-from models import fits
-from models.fits import GIB, kv_cache_bytes, require_fit, weights_bytes
+from models.lm import fits
+from models.lm.fits import GIB, kv_cache_bytes, require_fit, weights_bytes
 from conftest import tiny_causal_lm
 
 QWEN_05B = {"general.architecture": "qwen2", "qwen2.block_count": "24", "qwen2.attention.head_count": "14",
@@ -41,23 +41,23 @@ def test_weights_are_their_files_scaled_to_the_dtype_they_load_in(tmp_path, tiny
 
 
 def test_a_transformers_model_too_large_is_refused_before_it_loads(tmp_path, tiny_lm_tokenizer, monkeypatch):
-    from models import transformers_lm
+    from models.lm import transformers_backend
 
     tiny_causal_lm(tiny_lm_tokenizer).save_pretrained(tmp_path)
     tiny_lm_tokenizer.save_pretrained(tmp_path)
-    monkeypatch.setattr(transformers_lm, "from_pretrained", lambda *a, **k: pytest.fail("loaded anyway"))
+    monkeypatch.setattr(transformers_backend, "from_pretrained", lambda *a, **k: pytest.fail("loaded anyway"))
     free_memory(monkeypatch, 1024)
     with pytest.raises(ConfigError, match=r"on transformers \(float32\) needs about .* and cpu has 0\.00 GiB free: "
                                           r"set lm.dtype bfloat16, use a smaller model or the llama_cpp backend$"):
-        transformers_lm.CausalLM(str(tmp_path), device="cpu")
+        transformers_backend.CausalLM(str(tmp_path), device="cpu")
     monkeypatch.undo()
-    assert transformers_lm.CausalLM(str(tmp_path), device="cpu").model.dtype == torch.float32  # fits: loads
+    assert transformers_backend.CausalLM(str(tmp_path), device="cpu").model.dtype == torch.float32  # fits: loads
 
 
 @pytest.mark.integration
 def test_llama_cpp_refuses_kv_caches_that_do_not_fit_naming_slots_and_context(monkeypatch):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make install` builds it)")
-    from models.llama_cpp_lm import LlamaCppLM
+    from models.lm.llama_cpp_backend import LlamaCppLM
     from models.packaged import resolve_gguf
 
     try:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from models.chat import Message
-from models.lm import Generation, LanguageModel
+from models.lm.chat import Message
+from models.lm.interface import Generation, LanguageModel
 
 T = TypeVar("T")
 R = TypeVar("R")

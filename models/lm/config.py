@@ -29,10 +29,10 @@ from typing import Literal
 import torch
 
 from core.config import ConfigError, require_positive
-from models.chat import Message
-from models.lm import Generation, LanguageModel
+from models.lm.chat import Message
+from models.lm.interface import Generation, LanguageModel
+from models.lm.transformers_backend import CausalLM
 from models.packaged import PACKAGED_QWEN, resolve_gguf, resolve_lm
-from models.transformers_lm import CausalLM
 
 Backend = Literal["auto", "transformers", "llama_cpp", "vllm"]
 
@@ -46,7 +46,7 @@ class LMConfig:
     gguf_file: str | None = None
     """the GGUF file inside the folder or hub repository `name`"""
     backend: Backend = "auto"
-    """`transformers`, `llama_cpp` (a GGUF on the CPU), `vllm` (GPU) or `auto` (see models/lm_config.py)"""
+    """`transformers`, `llama_cpp` (a GGUF on the CPU), `vllm` (GPU) or `auto` (see models/lm/config.py)"""
     dtype: Literal["float32", "bfloat16"] = "float32"
     """transformers: weights and compute type (bfloat16 is slower on CPUs without native support)"""
     device: str = "auto"
@@ -79,13 +79,13 @@ class LMConfig:
             return self.transformers()
         if backend == "llama_cpp":
             try:
-                from models.llama_cpp_lm import LlamaCppLM  # optional: llama-cpp-python builds from source
+                from models.lm.llama_cpp_backend import LlamaCppLM  # optional: llama-cpp-python builds from source
             except ImportError as error:
                 raise ConfigError("lm.backend", "llama_cpp needs llama-cpp-python: `make install` builds it, or "
                                                 "`pip install llama-cpp-python`") from error
             return WithSignals(LlamaCppLM(resolve_gguf(self.name, self.gguf_file), self.n_ctx, self.threads,
                                           self.parallel), self)
-        from models.vllm_lm import VllmLM  # optional: the `vllm` extra, GPU machines only
+        from models.lm.vllm_backend import VllmLM  # optional: the `vllm` extra, GPU machines only
 
         path, gguf = resolve_lm(self.name, self.gguf_file)
         return WithSignals(VllmLM(f"{path}/{gguf}" if gguf else path, max_model_len=self.n_ctx), self)

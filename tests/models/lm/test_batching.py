@@ -4,8 +4,8 @@ import threading
 import time
 
 import pytest
-from models.batched_calls import BatchedCalls
-from models.lm import Generation
+from models.lm.batching import BatchedCalls
+from models.lm.interface import Generation
 
 
 class EchoLM:

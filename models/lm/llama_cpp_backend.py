@@ -32,9 +32,9 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from tqdm.auto import tqdm
 
 from core.config import ConfigError
-from models.chat import Message
-from models.fits import kv_cache_bytes, require_fit
-from models.lm import Generation, Slots, common_prefix, repeats_a_line, stop_at
+from models.lm.chat import Message
+from models.lm.fits import kv_cache_bytes, require_fit
+from models.lm.interface import Generation, Slots, common_prefix, repeats_a_line, stop_at
 
 
 @dataclass
@@ -126,7 +126,7 @@ class LlamaCppLM:
         """
         if return_signals:
             raise ValueError("llama.cpp gives no attention weights: MIND's signals come from the transformers "
-                             "scorer (`models.lm_config.WithSignals`)")
+                             "scorer (`models.lm.config.WithSignals`)")
         encoded = [self.encode(p) for p in prompts]
         for ids in encoded:
             if len(ids) + max_new_tokens > self.n_ctx:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from core.config import ConfigError
-from models.lm import Slots, common_prefix, repeats_a_line
-from models.lm_config import LMConfig, WithSignals
+from models.lm.config import LMConfig, WithSignals
+from models.lm.interface import Slots, common_prefix, repeats_a_line
 from models.packaged import resolve_gguf
 
 
@@ -32,7 +32,7 @@ def test_auto_backend(monkeypatch, name, gguf_file, cuda, installed, expected):
 
 
 def test_a_backend_that_is_not_installed_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "models.llama_cpp_lm", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "models.lm.llama_cpp_backend", None)  # makes the import fail
     with pytest.raises(ConfigError, match="lm.backend llama_cpp needs llama-cpp-python: `make install` builds it"):
         LMConfig(backend="llama_cpp").build()
 
@@ -84,7 +84,7 @@ def gguf():
 
 @pytest.fixture(scope="module")
 def llama(gguf):
-    from models.llama_cpp_lm import LlamaCppLM
+    from models.lm.llama_cpp_backend import LlamaCppLM
 
     return LlamaCppLM(gguf, n_ctx=1024)
 
@@ -178,11 +178,11 @@ def test_llama_backend_gives_mind_signals_through_the_transformers_scorer(gguf):
 @pytest.mark.integration
 def test_a_process_that_used_llama_exits_without_a_teardown_traceback(gguf):
     """Llama's own __del__ ran after the interpreter had unloaded llama_cpp and printed a TypeError."""
-    code = ("import sys; sys.path.insert(0, '.'); from models.lm_config import LMConfig; "
+    code = ("import sys; sys.path.insert(0, '.'); from models.lm.config import LMConfig; "
             "lm = LMConfig(backend='llama_cpp', n_ctx=256, parallel=1).build(); "
             "lm.chat([[{'role': 'user', 'content': 'Hi'}]], max_new_tokens=2)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0, done.stderr
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
@@ -195,8 +195,8 @@ def test_vllm_generates_like_the_other_backends():
     pytest.importorskip("vllm", reason="vLLM is not installed (the `vllm` extra, GPU machines only)")
     if not torch.cuda.is_available():
         pytest.skip("vLLM needs a CUDA GPU")
+    from models.lm.vllm_backend import VllmLM
     from models.packaged import packaged_qwen_path
-    from models.vllm_lm import VllmLM
 
     lm = VllmLM(str(packaged_qwen_path()), max_model_len=1024)
     first = lm.chat(CHATS, max_new_tokens=12)

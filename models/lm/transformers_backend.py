@@ -23,9 +23,9 @@ from transformers import (
 )
 from transformers.cache_utils import DynamicLayer
 
-from models.chat import Message
-from models.fits import require_fit, weights_bytes
-from models.lm import Generation, TokenSignals, common_prefix, repeats_a_line, stop_at
+from models.lm.chat import Message
+from models.lm.fits import require_fit, weights_bytes
+from models.lm.interface import Generation, TokenSignals, common_prefix, repeats_a_line, stop_at
 from models.packaged import from_pretrained, resolve_lm
 
 
