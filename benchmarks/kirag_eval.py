@@ -52,11 +52,13 @@ from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machin
                                write_results)
 from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
-from evaluation.config import (AlignerConfig, EvalConfig, IRCoTConfig, KiRAGConfig, MDRConfig, ReaderConfig,
-                               RerankConfig)
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
 from evaluation.report import cost_table, headline_table, markdown_table, significance, significance_table
 from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run
+from inference.ircot import IRCoTSettings
+from inference.mdr import MDRSettings
+from inference.rerank import RerankSettings
 from kg.store import KGStore
 
 RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<checkpoint digest>
@@ -152,7 +154,7 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
 def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGConfig,
                     aligner: AlignerConfig, split: str, budget: int, weight: float | None) -> dict[str, EvalConfig]:
     depth = kirag.k0 * kirag.max_steps
-    reranks = {f"rerank {w}": replace(base, method="rag+rerank", aligner=aligner, rerank=RerankConfig(weight=w),
+    reranks = {f"rerank {w}": replace(base, method="rag+rerank", aligner=aligner, rerank=RerankSettings(weight=w),
                                       name=f"rag+rerank (top {depth}, weight {w})")
                for w in (WEIGHTS if split == "validation" else [weight])}
     if split == "validation":
@@ -165,9 +167,9 @@ def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGC
                                      name=f"rag (dense, k = {budget})"),
             "hybrid": replace(base, method="rag", retriever="hybrid", top_k=budget,
                               name=f"hybrid BM25+dense (k = {budget})"),
-            "mdr": replace(base, method="mdr", top_k=budget, mdr=MDRConfig(budget=budget),
+            "mdr": replace(base, method="mdr", top_k=budget, mdr=MDRSettings(budget=budget),
                            name=f"mdr-style two-hop dense (budget {budget})"),
-            "ircot": replace(base, method="ircot", top_k=budget, ircot=IRCoTConfig(budget=budget),
+            "ircot": replace(base, method="ircot", top_k=budget, ircot=IRCoTSettings(budget=budget),
                              name=f"ircot (budget {budget})"),
             "rerank": next(iter(reranks.values())),
             "kirag base": replace(base, method="kirag", kirag=kirag, name="kirag aligner-only, base MiniLM"),

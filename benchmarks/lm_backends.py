@@ -39,8 +39,8 @@ from core.types import Triple
 from datamodules.loaders import DataConfig
 from evaluation.report import markdown_table
 from inference.constructor import Constructor
-from inference.mind import MindRAG, PassageSearch
-from inference.reader import Reader
+from inference.mind import MindRAG, MindSettings, PassageSearch
+from inference.reader import Reader, ReaderSettings
 from inference.retrievers import BM25Retriever
 from kg.extraction import TripleExtractor
 from kg.openie_import import import_openie
@@ -110,7 +110,7 @@ def measure(backend: str, args: argparse.Namespace) -> dict:
                 "triples": {pid: [[t.head, t.relation, t.tail] for t in triples] for pid, (triples, _) in out.items()}}
 
     def read() -> dict:
-        answers, _ = Reader(lm, top_k=4).answer(questions, [[by_id[pid] for pid in q.gold_passage_ids] for q in questions])
+        answers, _ = Reader(lm, ReaderSettings(top_k=4)).answer(questions, [[by_id[pid] for pid in q.gold_passage_ids] for q in questions])
         return {"answers": answers}
 
     def construct() -> dict:
@@ -122,8 +122,8 @@ def measure(backend: str, args: argparse.Namespace) -> dict:
     def mind() -> dict:
         retriever = BM25Retriever()
         retriever.build(benchmark.passages)
-        method = MindRAG(lm, PassageSearch(retriever, by_id), trigger="always", entity_filter="none",
-                         record_signals=True)
+        method = MindRAG(lm, PassageSearch(retriever, by_id), trigger="always",
+                         settings=MindSettings(entity_filter="none"), record_signals=True)
         predictions = method.predict(benchmark.questions[: args.mind_questions])
         return {"answers": [p.answer for p in predictions], "llm_calls": [p.llm_calls for p in predictions]}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from core.types import Passage
@@ -21,6 +22,8 @@ from inference.retrievers import Retriever, make_retriever
 from kg.extraction import TripleExtractor, extraction_notice
 from kg.graph import KnowledgeGraph
 from kg.store import KGStore
+from models.aligner import checkpoint_encoder
+from models.encoder import Encoder
 from models.lm.config import LazyLM
 from models.lm.interface import LanguageModel
 from models.uncertainty import MindParams
@@ -38,7 +41,7 @@ def build_retriever(config: EvalConfig, benchmark: Benchmark) -> Retriever:
     kwargs = {}
     if config.retriever in ("dense", "hybrid"):
         index = config.index
-        kwargs = dict(encoder=config.encoder.build(), hybrid=config.hybrid, index=index.type, hnsw_m=index.hnsw_m,
+        kwargs = dict(encoder=Encoder(config.encoder), hybrid=config.hybrid, index=index.type, hnsw_m=index.hnsw_m,
                       ef_search=index.ef_search, device=index.device)
     retriever = make_retriever(config.retriever, **kwargs)
     retriever.build(benchmark.passages, cache_dir=config.index.cache_dir)
@@ -54,57 +57,55 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     if config.method == "rag":
         return with_reader(config, SingleShotRAG(retriever, k=config.top_k), lm, passages)
     if config.method == "rag+rerank":
-        r = config.rerank
-        depth = r.depth or config.kirag.k0 * config.kirag.max_steps
-        rerank = PassageRerank(retriever, passage_scorer(config, r.passage_max_length, passages), k=config.top_k,
-                               depth=depth, weight=r.weight)
-        return with_reader(config, rerank, lm, passages)
+        rerank = replace(config.rerank, depth=config.rerank.depth or config.kirag.k0 * config.kirag.max_steps)
+        scorer = passage_scorer(config, rerank.passage_max_length, passages)
+        return with_reader(config, PassageRerank(retriever, scorer, rerank, k=config.top_k), lm, passages)
     if config.method == "mdr":
-        mdr = MDR(retriever, passages, k=config.top_k, beam=config.mdr.beam, budget=config.mdr.budget)
-        return with_reader(config, mdr, lm, passages)
+        return with_reader(config, MDR(retriever, passages, config.mdr, k=config.top_k), lm, passages)
     if config.method == "ircot":
-        i = config.ircot
-        ircot = IRCoT(retriever, lm, passages, k=config.top_k, retrieve_k=i.k, max_steps=i.max_steps,
-                      max_context=i.max_context, max_new_tokens=i.max_new_tokens, budget=i.budget)
-        return with_reader(config, ircot, lm, passages)
+        return with_reader(config, IRCoT(retriever, lm, passages, config.ircot, k=config.top_k), lm, passages)
     search: FactSearch
     if config.method in KG_METHODS:
-        k = config.kirag
-        existed = Path(k.kg).is_dir()
-        store = KGStore(k.kg, create=k.extract_missing)
+        settings = config.kirag
+        existed = Path(settings.kg).is_dir()
+        store = KGStore(settings.kg, create=settings.extract_missing)
         extractor = None
-        if k.extract_missing:
-            extractor = TripleExtractor(lm, num_demos=k.num_demos)
+        if settings.extract_missing:
+            extractor = TripleExtractor(lm, num_demos=settings.num_demos)
             if notice := extraction_notice(store, benchmark.passages, config.lm.resolved_backend()):
                 log.warning("%s%s; the ones retrieval reaches are extracted as it goes", notice,
                             "" if existed else " (the folder did not exist: a new, empty store was made there)")
         kg = KnowledgeGraph(store, extractor, passages)
-        triples = TripleIndex(config.aligner.build(), config.aligner.cache_dir)
-        constructor = Constructor(lm) if k.constructor else None
-        kirag = KiRAG(retriever, kg, triples, constructor, k=config.top_k, k0=k.k0,
-                      num_candidates=k.num_candidates, max_steps=k.max_steps,
-                      constructor_candidates=k.constructor_candidates, stop=k.stop, ranking=k.ranking,
-                      text_scorer=passage_scorer(config, k.ranking.passage_max_length, passages)
-                      if k.ranking.scores_text else None)
+        triples = TripleIndex(aligner_encoder(config), config.aligner.cache_dir)
+        constructor = Constructor(lm) if settings.constructor else None
+        ranking = settings.ranking
+        text_scorer = passage_scorer(config, ranking.passage_max_length, passages) if ranking.scores_text else None
+        kirag = KiRAG(retriever, kg, triples, constructor, settings, k=config.top_k, text_scorer=text_scorer)
         if config.method == "kirag":
             return with_reader(config, kirag, lm, passages)
         search = KiRAGSearch(kirag)
     else:
         search = PassageSearch(retriever, passages)
-    m = config.mind
-    return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method],
-                   params=MindParams.load(m.params) if m.params else None, fixed_threshold=m.fixed_threshold,
-                   attention=m.attention,
-                   entity_filter=m.entity_filter, top_entities=m.top_entities, retrieve_k=m.retrieve_k,
-                   memory_capacity=m.memory_capacity, max_sentences=m.max_sentences, k=config.top_k,
-                   concurrency=m.concurrency)
+    params = MindParams.load(config.mind.params) if config.mind.params else None
+    return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method], params=params, settings=config.mind,
+                   k=config.top_k)
+
+
+def aligner_encoder(config: EvalConfig, passage_max_length: int | None = None) -> Encoder:
+    """KiRAG's Aligner (`aligner.name`: a `train.py` checkpoint, whose own pooling, prefixes and lengths then
+    apply, or an encoder); `passage_max_length` replaces its token limit of passages (`max_length`, that of
+    triples), for embedding passages."""
+    name = config.aligner.name
+    encoder = checkpoint_encoder(name) if name.endswith(".ckpt") else Encoder(config.aligner)
+    if passage_max_length is not None:
+        encoder.max_lengths["passage"] = passage_max_length  # the fingerprint includes it
+    return encoder
 
 
 def passage_scorer(config: EvalConfig, passage_max_length: int, passages: dict[str, Passage]) -> PassageScorer:
     """The Aligner's scorer of passage text, its embeddings kept under `aligner.cache_dir` (shared by
     rag+rerank and KiRAG's ranking)."""
-    index = EmbeddingIndex(config.aligner.build(passage_max_length=passage_max_length), config.aligner.cache_dir,
-                           "passages")
+    index = EmbeddingIndex(aligner_encoder(config, passage_max_length), config.aligner.cache_dir, "passages")
     return PassageScorer(index, passages)
 
 
@@ -112,6 +113,4 @@ def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, passages:
     """`method` followed by the reader when `reader.enabled` (MIND methods answer by themselves)."""
     if not config.reader.enabled:
         return method
-    r = config.reader
-    reader = Reader(lm, top_k=r.top_k, max_new_tokens=r.max_new_tokens, batch_size=r.batch_size)
-    return ReadingMethod(method, reader, passages)
+    return ReadingMethod(method, Reader(lm, config.reader), passages)

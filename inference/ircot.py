@@ -32,9 +32,10 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from core.config import require_positive
 from core.types import Passage, Question
 from inference.constructor import ANSWER_MARK
-from inference.methods import Method, PassagePool, Prediction, check_budget
+from inference.methods import Method, PassagePool, Prediction
 from inference.mind import final_answer
 from inference.reader import numbered_passages
 from inference.retrievers import Retriever
@@ -112,26 +113,42 @@ class _Run:
         return [(pid, self.pool.scores[pid]) for pid in sorted(self.found, key=self.found.__getitem__)[:k]]
 
 
-class IRCoT(Method):
-    """IRCoT over `retriever` and `lm`; see the module docstring."""
+@dataclass
+class IRCoTSettings:
+    """IRCoT's loop: searches, steps, reading context and budget (its answer for EM/F1 comes from the reader)."""
 
-    def __init__(self, retriever: Retriever, lm: LanguageModel, passages: dict[str, Passage], k: int = 10,
-                 retrieve_k: int = 4, max_steps: int = 5, max_context: int = 15, max_new_tokens: int = 64,
-                 budget: int | None = None, batch_size: int = 8) -> None:
-        if min(k, retrieve_k, max_steps, max_context, max_new_tokens, batch_size) < 1:
-            raise ValueError("k, retrieve_k, max_steps, max_context, max_new_tokens and batch_size must be positive")
-        check_budget(budget)
+    k: int = 4
+    """passages retrieved per search (the question's, then each sentence's)"""
+    max_steps: int = 5
+    """L: the most sentences of reasoning per question"""
+    max_context: int = 15
+    """the most passages the LM reads at a step (the most recently collected)"""
+    max_new_tokens: int = 64
+    """the longest generation for one sentence"""
+    budget: int | None = None
+    """the most distinct passages collected (the `retrieved` pool); null: no cap"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "k", "max_steps", "max_context", "max_new_tokens", "budget")
+
+
+class IRCoT(Method):
+    """IRCoT over `retriever` and `lm` with `settings`, keeping the top `k` passages; see the module docstring."""
+
+    def __init__(self, retriever: Retriever, lm: LanguageModel, passages: dict[str, Passage],
+                 settings: IRCoTSettings | None = None, k: int = 10, batch_size: int = 8) -> None:
+        if min(k, batch_size) < 1:
+            raise ValueError(f"k and batch_size must be at least 1, got k={k}, batch_size={batch_size}")
         self.retriever, self.lm, self.passages = retriever, lm, passages
-        self.k, self.retrieve_k, self.max_steps, self.max_context = k, retrieve_k, max_steps, max_context
-        self.max_new_tokens, self.budget, self.batch_size = max_new_tokens, budget, batch_size
+        self.settings, self.k, self.batch_size = settings or IRCoTSettings(), k, batch_size
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
-        runs = [_Run(q, PassagePool(self.budget)) for q in questions]
+        runs = [_Run(q, PassagePool(self.settings.budget)) for q in questions]
         for run in runs:
             run.trace.append({"step": 0})
         self._retrieve(runs, [q.question for q in questions])
-        for step in range(1, self.max_steps + 1):
+        for step in range(1, self.settings.max_steps + 1):
             active = [r for r in runs if not r.done]
             if not active:
                 break
@@ -143,9 +160,11 @@ class IRCoT(Method):
 
     def _reason(self, runs: list[_Run], step: int) -> list[_Run]:
         """One sentence for each run, in one batch of LM calls; the runs that go on searching."""
-        prompts = [build_prompt(r.question.question, [self.passages[pid] for pid in r.pool.ids()[-self.max_context:]],
+        recent = self.settings.max_context
+        prompts = [build_prompt(r.question.question, [self.passages[pid] for pid in r.pool.ids()[-recent:]],
                                 r.sentences) for r in runs]
-        outputs = self.lm.chat(prompts, max_new_tokens=self.max_new_tokens, batch_size=self.batch_size, stop=["\n"])
+        outputs = self.lm.chat(prompts, max_new_tokens=self.settings.max_new_tokens, batch_size=self.batch_size,
+                               stop=["\n"])
         going_on = []
         for run, output in zip(runs, outputs, strict=True):
             run.llm_calls += 1
@@ -166,6 +185,6 @@ class IRCoT(Method):
         """One search per run (one batch), its new passages collected; recorded in the run's last trace entry."""
         if not runs:
             return
-        for run, query, hits in zip(runs, queries, self.retriever.search(queries, self.retrieve_k), strict=True):
+        for run, query, hits in zip(runs, queries, self.retriever.search(queries, self.settings.k), strict=True):
             kept = run.collect(hits)
             run.trace[-1].update(query=query, retrieved=[pid for pid, _ in hits], kept=kept)

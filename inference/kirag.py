@@ -34,6 +34,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from core.chains import aligner_query, candidate_triples
+from core.config import ConfigError, require_positive
 from core.types import Question, Triple
 from inference.constructor import Construction, Constructor, names_answer
 from inference.embedding_index import TripleIndex
@@ -74,11 +75,39 @@ class _Run:
 FALLBACK = "aligner (the Constructor named no candidate)"
 
 
+@dataclass
+class KiRAGSettings:
+    """KiRAG's iterative retrieval (paper defaults: K0 = 10, N = 20, L = 5) and its document ranking."""
+
+    k0: int = 10
+    """K0: passages retrieved per step"""
+    num_candidates: int = 20
+    """N: triples kept per step"""
+    max_steps: int = 5
+    """L: the most steps per question"""
+    constructor_candidates: int | None = None
+    """the Constructor sees only the Aligner's best this many of the N candidates; null: all N (the paper)"""
+    stop: StopPolicy = "constructor"
+    """when a Constructor's chain ends before L steps (never at its first step): `constructor` (the paper)
+    when the LM finds it complete, an answer without a new triple included; `answer_in_chain` only when the
+    chain's last triple's tail is named by the LM's answer line"""
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    """the document ranking: the paper's best-triple rule, or fused with retriever and passage-text scores"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "k0", "num_candidates", "max_steps", "constructor_candidates")
+        if self.constructor_candidates is not None and self.constructor_candidates > self.num_candidates:
+            raise ConfigError("constructor_candidates", f"must be at most num_candidates ({self.num_candidates}), "
+                                                        f"got {self.constructor_candidates}")
+        if self.stop not in get_args(StopPolicy):
+            raise ConfigError("stop", f"must be one of {', '.join(get_args(StopPolicy))}, got {self.stop!r}")
+
+
 class KiRAG(Method):
     """KiRAG over `retriever`, a knowledge graph `kg` and an Aligner `TripleIndex` (whose encoder
-    also embeds the queries); `constructor=None` runs the Aligner-only mode. `constructor_candidates`
-    (None: all N) and `stop` shape the Constructor's steps, `ranking` the document ranking, whose text
-    scores come from `text_scorer` (needed when `ranking` scores text; module docstring)."""
+    also embeds the queries) with `settings`, keeping the top `k`; `constructor=None` runs the
+    Aligner-only mode. A ranking (`settings.ranking`) that scores passage text takes its text scores
+    from `text_scorer` (module docstring)."""
 
     def __init__(
         self,
@@ -86,31 +115,22 @@ class KiRAG(Method):
         kg: TripleSource,
         triples: TripleIndex,
         constructor: Constructor | None = None,
+        settings: KiRAGSettings | None = None,
         k: int = 10,
-        k0: int = 10,
-        num_candidates: int = 20,
-        max_steps: int = 5,
-        constructor_candidates: int | None = None,
-        stop: StopPolicy = "constructor",
-        ranking: RankingConfig | None = None,
         text_scorer: PassageScorer | None = None,
     ) -> None:
-        if min(k, k0, num_candidates, max_steps, 1 if constructor_candidates is None else constructor_candidates) < 1:
-            raise ValueError("k, k0, num_candidates, max_steps and constructor_candidates must all be positive")
-        if stop not in get_args(StopPolicy):
-            raise ValueError(f"stop must be one of {', '.join(get_args(StopPolicy))}, got {stop!r}")
-        self.ranking = ranking or RankingConfig()
-        if self.ranking.scores_text and text_scorer is None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        self.settings = settings or KiRAGSettings()
+        if self.settings.ranking.scores_text and text_scorer is None:
             raise ValueError("a ranking that scores passage text needs a text_scorer")
-        self.retriever, self.kg, self.triples, self.constructor = retriever, kg, triples, constructor
-        self.k, self.k0, self.num_candidates, self.max_steps = k, k0, num_candidates, max_steps
-        self.constructor_candidates, self.stop = constructor_candidates, stop
-        self.text_scorer = text_scorer if self.ranking.scores_text else None
+        self.retriever, self.kg, self.triples, self.constructor, self.k = retriever, kg, triples, constructor, k
+        self.text_scorer = text_scorer if self.settings.ranking.scores_text else None
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
         runs = [_Run(q) for q in questions]
-        for step in range(self.max_steps):
+        for step in range(self.settings.max_steps):
             active = [r for r in runs if not r.done]
             if not active:
                 break
@@ -125,8 +145,9 @@ class KiRAG(Method):
         for run, text in zip(runs, texts, strict=True):
             components = run.passage_scores(text)
             predictions.append(Prediction(
-                run.question.id, rank_passages(components, self.ranking, self.k), retrieval_calls=run.retrieval_calls,
-                llm_calls=run.llm_calls, seconds=seconds, chain=[t.text for t in run.chain], trace=run.trace,
+                run.question.id, rank_passages(components, self.settings.ranking, self.k),
+                retrieval_calls=run.retrieval_calls, llm_calls=run.llm_calls, seconds=seconds,
+                chain=[t.text for t in run.chain], trace=run.trace,
                 retrieved=list(run.retrieved), fallbacks=run.fallbacks if self.constructor is not None else None,
                 passage_scores=[list(p) for p in components]))
         return predictions
@@ -134,7 +155,7 @@ class KiRAG(Method):
     def _identify_candidates(self, runs: list[_Run], step: int) -> list[list[tuple[Triple, float]]]:
         """Steps 1-2 for each run: retrieve, collect triples, keep the top N facts by Aligner score."""
         queries = [r.query() for r in runs]
-        hits = self.retriever.search(queries, self.k0)
+        hits = self.retriever.search(queries, self.settings.k0)
         by_passage = self.kg.get_many(pid for row in hits for pid, _ in row)
         query_vectors = self.triples.encoder.encode(queries, "query", show_progress=False)
         self.triples.vectors([t for row in hits for pid, _ in row for t in by_passage[pid]])  # new ones in one batch
@@ -148,7 +169,8 @@ class KiRAG(Method):
             top: list[tuple[Triple, float]] = []
             if facts:
                 scores = self.triples.vectors(facts) @ vector
-                top = [(facts[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")[: self.num_candidates]]
+                best = np.argsort(-scores, kind="stable")[: self.settings.num_candidates]
+                top = [(facts[i], float(scores[i])) for i in best]
                 kept = {t.id: score for t, score in top}
                 for t in instances:  # every passage stating a kept fact gets its score
                     if t.id in kept:
@@ -167,7 +189,7 @@ class KiRAG(Method):
         constructions = {}
         if self.constructor is not None:
             asking = [i for i, top in enumerate(candidates) if top]
-            shown = self.constructor_candidates or self.num_candidates  # the Aligner's best first
+            shown = self.settings.constructor_candidates or self.settings.num_candidates  # the Aligner's best first
             outputs = self.constructor([(runs[i].question.question, runs[i].chain,
                                          [t for t, _ in candidates[i][:shown]]) for i in asking])
             constructions = dict(zip(asking, outputs, strict=True))
@@ -195,6 +217,6 @@ class KiRAG(Method):
 
     def _complete(self, chain: list[Triple], made: Construction) -> bool:
         """Whether `chain` (with this step's triple, if any) ends the question, by the `stop` policy."""
-        if self.stop == "constructor":
+        if self.settings.stop == "constructor":
             return made.complete
         return made.answer is not None and bool(chain) and names_answer(chain[-1], made.answer)

@@ -22,9 +22,11 @@ Choices:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
+from core.config import require_positive
 from core.types import Passage, Question
-from inference.methods import Method, PassagePool, Prediction, check_budget
+from inference.methods import Method, PassagePool, Prediction
 from inference.retrievers import Hit, Retriever, passage_text
 
 
@@ -44,31 +46,44 @@ def merge_paths(paths: list[tuple[str, str, float]], budget: int | None) -> Pass
     return pool
 
 
+@dataclass
+class MDRSettings:
+    """MDR's beam and budget (no LLM; paths scored s1 + s2)."""
+
+    beam: int = 5
+    """hop-1 passages expanded, and hop-2 passages kept per expansion (1 + beam searches)"""
+    budget: int | None = None
+    """the most distinct passages retrieved (the `retrieved` pool, and the ranking); null: every passage
+    of the beam² paths"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "beam", "budget")
+
+
 class MDR(Method):
     """Two-hop dense retrieval over `retriever` (meant to be dense: path scores add its scores) and
-    the corpus `passages`; see the module docstring."""
+    the corpus `passages` with `settings`, keeping the top `k`; see the module docstring."""
 
-    def __init__(self, retriever: Retriever, passages: dict[str, Passage], k: int = 10, beam: int = 5,
-                 budget: int | None = None) -> None:
-        if min(k, beam) < 1:
-            raise ValueError(f"k and beam must be at least 1, got k={k}, beam={beam}")
-        check_budget(budget)
+    def __init__(self, retriever: Retriever, passages: dict[str, Passage], settings: MDRSettings | None = None,
+                 k: int = 10) -> None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
         self.retriever, self.passages = retriever, passages
-        self.k, self.beam, self.budget = k, beam, budget
+        self.settings, self.k = settings or MDRSettings(), k
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
-        first = self.retriever.search([q.question for q in questions], self.beam)
+        first = self.retriever.search([q.question for q in questions], self.settings.beam)
         expanded = [(q, pid) for q, row in zip(questions, first, strict=True) for pid, _ in row]
         second = iter(self.retriever.search([hop2_query(q.question, self.passages[pid]) for q, pid in expanded],
-                                            self.beam + 1))  # one more: p1 itself is usually found again
+                                            self.settings.beam + 1))  # one more: p1 itself is usually found again
         predictions = []
         for question, row in zip(questions, first, strict=True):
             paths = []
             for p1, s1 in row:
-                hops: list[Hit] = [(p2, s2) for p2, s2 in next(second) if p2 != p1][: self.beam]
+                hops: list[Hit] = [(p2, s2) for p2, s2 in next(second) if p2 != p1][: self.settings.beam]
                 paths += [(p1, p2, s1 + s2) for p2, s2 in hops]
-            pool = merge_paths(paths, self.budget)
+            pool = merge_paths(paths, self.settings.budget)
             trace = [{"hop1": [[pid, round(s, 6)] for pid, s in row],
                       "paths": [[p1, p2, round(s, 6)] for p1, p2, s in paths]}]
             predictions.append(Prediction(question.id, list(pool.scores.items())[: self.k],

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
+from core.config import ConfigError, require_positive
 from core.types import Passage, Question
 from inference.constructor import ANSWER_MARK
 from inference.kirag import KiRAG
@@ -152,57 +153,69 @@ class MindRun:
         self.answer = f"{self.answer} {sentence}." if self.answer else f"{sentence}."
 
 
+@dataclass
+class MindSettings:
+    """MIND's loop: trigger threshold, attention, entity filter, retrieval and memory."""
+
+    fixed_threshold: float = 1.0
+    """the `dragin` method's θ, in the units of `attention` (DRAGIN's 0.6-1.5 were set for `sentence`-like)"""
+    attention: Attention = "raw"
+    """maxAttn of the trigger and the entity confidence: `raw` weights over prompt + text (about
+    1/length each) or `sentence`, renormalised over the generated tokens (in [0, 1]); `params` must
+    have been calibrated on the same"""
+    entity_filter: EntityFilter = "cot+confidence"
+    """which entities of a triggered sentence make the sub-query"""
+    top_entities: int = 2
+    """kept by the confidence filter when `params` set no threshold"""
+    retrieve_k: int = 3
+    """passages per retrieval"""
+    memory_capacity: int = 8
+    """facts kept in memory"""
+    max_sentences: int = 6
+    """the longest reasoning, in sentences"""
+    concurrency: int = 1
+    """questions run at once, their LM calls generated together (models/batched_calls.py); with more
+    than 1 the questions of a step (`batch_size`) are saved together. No faster on 2 CPU cores, where
+    prompt prefill dominates (benchmarks/results/mind_speed.md); meant for batch-cheap backends (vLLM)"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "top_entities", "retrieve_k", "memory_capacity", "max_sentences", "concurrency")
+        if self.entity_filter not in FILTERS:
+            raise ConfigError("entity_filter", f"must be one of {', '.join(FILTERS)}, got {self.entity_filter!r}")
+        if self.attention not in ATTENTION_KINDS:
+            raise ConfigError("attention", f"must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
+
+
 class MindRAG(Method):
-    """MIND over `lm` and `search` (`PassageSearch` or `KiRAGSearch`); see the module docstring."""
+    """MIND over `lm` and `search` (`PassageSearch` or `KiRAGSearch`) with `settings`; `params`: the trigger's
+    calibrated parameters (None: hand-set); see the module docstring."""
 
     answers = True
 
-    def __init__(
-        self,
-        lm: LanguageModel,
-        search: FactSearch | None,
-        trigger: Trigger = "dynamic",
-        params: MindParams | None = None,
-        fixed_threshold: float = 1.0,
-        entity_filter: EntityFilter = "cot+confidence",
-        top_entities: int = 2,
-        retrieve_k: int = 3,
-        memory_capacity: int = 8,
-        max_sentences: int = 6,
-        max_new_tokens: int = 48,
-        k: int = 10,
-        record_signals: bool = False,
-        attention: Attention = "raw",
-        concurrency: int = 1,
-    ) -> None:
+    def __init__(self, lm: LanguageModel, search: FactSearch | None, trigger: Trigger = "dynamic",
+                 params: MindParams | None = None, settings: MindSettings | None = None, k: int = 10,
+                 max_new_tokens: int = 48, record_signals: bool = False) -> None:
         if trigger not in TRIGGERS:
             raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, got {trigger!r}")
-        if entity_filter not in FILTERS:
-            raise ValueError(f"entity_filter must be one of {', '.join(FILTERS)}, got {entity_filter!r}")
-        if attention not in ATTENTION_KINDS:
-            raise ValueError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {attention!r}")
+        self.settings = settings or MindSettings()
+        attention = self.settings.attention
         if params is not None and params.attention not in (None, attention):
             raise ValueError(f"the trigger parameters were calibrated on {params.attention} attention, and MIND "
                              f"reads {attention} attention: set the same attention (mind.attention)")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        self.lm = BatchedCalls(lm) if concurrency > 1 else lm
-        self.search, self.attention, self.concurrency = search, attention, concurrency
+        self.lm = BatchedCalls(lm) if self.settings.concurrency > 1 else lm
+        self.search, self.trigger, self.params = search, trigger, params or MindParams()
         self._searching = threading.Lock()
-        self.trigger, self.params, self.fixed_threshold = trigger, params or MindParams(), fixed_threshold
-        self.entity_filter, self.top_entities, self.retrieve_k = entity_filter, top_entities, retrieve_k
-        self.memory_capacity, self.max_sentences, self.max_new_tokens, self.k = (
-            memory_capacity, max_sentences, max_new_tokens, k)
+        self.max_new_tokens, self.k = max_new_tokens, k
         self.record_signals = record_signals  # keep each sentence's word signals in the trace (calibration traces)
 
     @property
     def batched(self) -> bool:
         """One question at a time (evaluate.py then saves each as it is done) unless run concurrently."""
-        return self.concurrency > 1
+        return self.settings.concurrency > 1
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
-        if self.concurrency > 1:
-            return self.lm.map(self._predict_one, questions, self.concurrency)
+        if self.settings.concurrency > 1:
+            return self.lm.map(self._predict_one, questions, self.settings.concurrency)
         return [self._predict_one(q) for q in questions]
 
     def _predict_one(self, question: Question) -> Prediction:
@@ -224,18 +237,18 @@ class MindRAG(Method):
                                 stop=[". ", ".\n", "\n"], return_signals=signals)[0]
 
     def run(self, question: Question) -> MindRun:
-        state = MindRun(question, Memory(self.memory_capacity))
+        state = MindRun(question, Memory(self.settings.memory_capacity))
         scored = self.trigger in ("fixed", "dynamic") or self.record_signals
-        for _ in range(self.max_sentences):
+        for _ in range(self.settings.max_sentences):
             generation = self.next_sentence(state, signals=scored)
             if scored:
                 signals = generation.signals
-                words = word_signals(signals.pieces, signals.entropy, signals.attention(self.attention))
+                words = word_signals(signals.pieces, signals.entropy, signals.attention(self.settings.attention))
             if self.trigger in ("never", "always"):
                 # a word: text other than whitespace, as `word_signals` groups the tokens
                 retrieve, detail = self.trigger == "always" and bool(generation.text.strip()), {}
             else:
-                fixed = self.fixed_threshold if self.trigger == "fixed" else None
+                fixed = self.settings.fixed_threshold if self.trigger == "fixed" else None
                 d = decide(words, self.params, fixed)
                 retrieve, detail = d.retrieve, {"max_score": d.max_score, "threshold": d.threshold, "word": d.word}
             step = {"sentence": generation.text, "retrieve": retrieve, **detail}
@@ -268,7 +281,7 @@ class MindRAG(Method):
         confidence = max((e.confidence for e in entities if e.text in fresh), default=1.0)
         query = " ".join([state.question.question, *fresh]) if fresh else f"{state.question.question} {sentence}"
         with self._searching:
-            found = self.search.search_with_facts(query, self.retrieve_k)
+            found = self.search.search_with_facts(query, self.settings.retrieve_k)
         state.retrieval_calls += found.retrieval_calls
         state.llm_calls += found.llm_calls
         for pid, score in found.hits:
@@ -287,16 +300,16 @@ class MindRAG(Method):
         signals, entities = generation.signals, []
         for text, start, end in parse_entities(generation.text):
             first, last = token_range(signals.pieces, start, end)
-            h, a = signals.entropy[first:last], signals.attention(self.attention)[first:last]
+            h, a = signals.entropy[first:last], signals.attention(self.settings.attention)[first:last]
             entities.append(Entity(text, token_confidence(h, a, self.params), h.tolist(),
                                    signals.max_attention[first:last].tolist(),
                                    signals.max_attention_in_sentence[first:last].tolist()))
         return entities
 
     def _filter(self, state: MindRun, entities: list[Entity]) -> list[Entity]:
-        if not entities or self.entity_filter == "none":
+        if not entities or self.settings.entity_filter == "none":
             return entities
-        if self.entity_filter in ("cot", "cot+confidence"):
+        if self.settings.entity_filter in ("cot", "cot+confidence"):
             state.llm_calls += 1
             numbered = "\n".join(f"{i}. {e.text}" for i, e in enumerate(entities, start=1))
             messages = chat_messages(f"Question: {state.question.question}\nReasoning so far: {state.answer}\n"
@@ -304,12 +317,12 @@ class MindRAG(Method):
             reply = self.lm.chat([messages], max_new_tokens=16, batch_size=1)[0].text
             chosen = {int(n) for n in re.findall(r"\d+", reply)}
             entities = [e for i, e in enumerate(entities, start=1) if i in chosen]
-        if self.entity_filter in ("confidence", "cot+confidence"):
+        if self.settings.entity_filter in ("confidence", "cot+confidence"):
             ranked = sorted(entities, key=lambda e: -e.confidence)
             if self.params.threshold is not None:
                 entities = [e for e in ranked if e.confidence >= self.params.threshold]
             else:
-                entities = ranked[: self.top_entities]
+                entities = ranked[: self.settings.top_entities]
         return entities
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from core.config import require_positive
 from core.types import Passage, Question
 from inference.methods import Method, Prediction
 from models.lm.chat import Message, chat_messages
@@ -61,18 +62,35 @@ def water_level(lengths: Sequence[int], budget: int) -> int:
     return ordered[-1] if ordered else 0
 
 
-class Reader:
-    """Answers questions from passages with a chat LM, greedy, in batches."""
+@dataclass
+class ReaderSettings:
+    """The reader: how many passages it reads, how long its answer, how many questions at once."""
 
-    def __init__(self, lm: LanguageModel, top_k: int = 3, max_new_tokens: int = 32, batch_size: int = 8) -> None:
-        self.lm, self.top_k, self.max_new_tokens, self.batch_size = lm, top_k, max_new_tokens, batch_size
+    top_k: int = 3
+    """passages the reader sees"""
+    max_new_tokens: int = 32
+    """the longest answer"""
+    batch_size: int = 8
+    """questions answered together"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "top_k", "max_new_tokens", "batch_size")
+
+
+class Reader:
+    """Answers questions from passages with a chat LM and `settings`, greedy, in batches."""
+
+    def __init__(self, lm: LanguageModel, settings: ReaderSettings | None = None) -> None:
+        self.lm, self.settings = lm, settings or ReaderSettings()
 
     def answer(self, questions: Sequence[Question],
                contexts: Sequence[Sequence[Passage]]) -> tuple[list[str], list[int]]:
         """The answers, and for each question how many of its passages were cut to fit the context."""
-        fitted = [self.fit(q.question, list(c)[: self.top_k]) for q, c in zip(questions, contexts, strict=True)]
+        top_k = self.settings.top_k
+        fitted = [self.fit(q.question, list(c)[:top_k]) for q, c in zip(questions, contexts, strict=True)]
         prompts = [build_prompt(q.question, passages) for q, (passages, _) in zip(questions, fitted)]
-        outputs = self.lm.chat(prompts, max_new_tokens=self.max_new_tokens, batch_size=self.batch_size, stop=["\n"])
+        outputs = self.lm.chat(prompts, max_new_tokens=self.settings.max_new_tokens,
+                               batch_size=self.settings.batch_size, stop=["\n"])
         return [clean_answer(o.text) for o in outputs], [cut for _, cut in fitted]
 
     def _tokens(self, question: str, passages: Sequence[Passage]) -> int:
@@ -84,14 +102,15 @@ class Reader:
         context = self.lm.context_length
         if context is None:
             return passages, 0
-        limit = context - self.max_new_tokens
+        answer = self.settings.max_new_tokens
+        limit = context - answer
         excess = self._tokens(question, passages) - limit
         if excess <= 0:
             return passages, 0
         bare = self._tokens(question, [replace(p, text="") for p in passages])
         if bare > limit:
             raise ValueError(f"the reader's prompt takes {bare} tokens without its passages' texts, and the answer up "
-                             f"to {self.max_new_tokens}: more than the LM's context of {context} tokens; raise "
+                             f"to {answer}: more than the LM's context of {context} tokens; raise "
                              "lm.n_ctx, or lower reader.max_new_tokens or reader.top_k")
         lengths = [len(self.lm.encode(p.text)) for p in passages]
         budget = sum(lengths) - excess

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from core.chains import aligner_query
+from core.config import ConfigError, require_positive
 from core.types import Passage, Question
 from inference.embedding_index import EmbeddingIndex
 from inference.methods import Method, Prediction
@@ -61,29 +63,46 @@ class PassageScorer:
                 if row else np.zeros(0) for vector, row in zip(vectors, ids, strict=True)]
 
 
-class PassageRerank(Method):
-    """The top `depth` passages of `retriever`, reranked by the fused score (module docstring) with the
-    Aligner's text scores from `scorer`."""
+@dataclass
+class RerankSettings:
+    """`rag+rerank`: one retrieval of `depth` passages, ranked by (1 - weight) · retriever score + weight ·
+    Aligner score of the passage text, each min-max normalised over the question's passages."""
 
-    def __init__(self, retriever: Retriever, scorer: PassageScorer, k: int = 10, depth: int = 50,
-                 weight: float = 0.5) -> None:
-        if min(k, depth) < 1:
-            raise ValueError(f"k and depth must be at least 1, got k={k}, depth={depth}")
-        if not 0 <= weight <= 1:
-            raise ValueError(f"weight must be in [0, 1], got {weight}")
-        self.retriever, self.scorer = retriever, scorer
-        self.k, self.depth, self.weight = k, depth, weight
+    depth: int | None = None
+    """passages retrieved and reranked (the `retrieved` pool); null: KiRAG's K0·L (`kirag.k0` × `kirag.max_steps`)"""
+    weight: float = 0.5
+    """the Aligner's share of the fused score: 0 keeps the retriever's order, 1 is the Aligner's"""
+    passage_max_length: int = 256
+    """the Aligner's token limit of passages ("title. text")"""
+
+    def __post_init__(self) -> None:
+        require_positive(self, "depth", "passage_max_length")
+        if not 0 <= self.weight <= 1:
+            raise ConfigError("weight", f"must be in [0, 1], got {self.weight}")
+
+
+class PassageRerank(Method):
+    """The top `settings.depth` passages of `retriever` (which must be set), reranked by the fused score
+    (module docstring) with the Aligner's text scores from `scorer` (whose encoder's passage token limit
+    is `settings.passage_max_length`), keeping the top `k`."""
+
+    def __init__(self, retriever: Retriever, scorer: PassageScorer, settings: RerankSettings, k: int = 10) -> None:
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if settings.depth is None:
+            raise ValueError("settings.depth must be set (evaluate.py's default is KiRAG's K0·L)")
+        self.retriever, self.scorer, self.settings, self.k = retriever, scorer, settings, k
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
         queries = [aligner_query(q.question, []) for q in questions]
-        hits = self.retriever.search(queries, self.depth)  # BM25 finds nothing for a query without a known term
+        hits = self.retriever.search(queries, self.settings.depth)  # BM25 finds nothing for a query without a known term
         texts = self.scorer(queries, [[pid for pid, _ in row] for row in hits])
         predictions = []
         for question, query, aligned, row in zip(questions, queries, texts, hits, strict=True):
             ids = [pid for pid, _ in row]
             retrieved = np.array([score for _, score in row], dtype=np.float64)
-            fused = fuse(retrieved, aligned, self.weight)
+            fused = fuse(retrieved, aligned, self.settings.weight)
             order = np.argsort(-fused, kind="stable")[: self.k]
             trace = [{"query": query, "scores": [[pid, round(float(r), 6), round(float(a), 6)]
                                                  for pid, r, a in zip(ids, retrieved, aligned)]}]

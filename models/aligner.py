@@ -261,3 +261,8 @@ class AlignerModule(L.LightningModule):
             raise DataError(path, None, f"the weight {found[0]} holds NaN or infinite values: the training that "
                                         "wrote it diverged; train again (lower the learning rate)")
         return module
+
+
+def checkpoint_encoder(path: str | os.PathLike) -> Encoder:
+    """The Aligner's encoder of a `train.py` checkpoint (`AlignerModule.from_checkpoint`), on the CPU, for inference."""
+    return AlignerModule.from_checkpoint(path).encoder.eval()

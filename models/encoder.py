@@ -63,9 +63,6 @@ class EncoderConfig:
             raise ConfigError("pooling", f"must be 'mean' or 'cls', got {self.pooling!r}")
         require_positive(self, "max_length", "query_max_length", "batch_size", "chunk_tokens")
 
-    def build(self) -> "Encoder":
-        return Encoder(self)
-
 
 class Encoder(nn.Module):
     """Encodes queries and passages into one vector each.

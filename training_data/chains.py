@@ -32,7 +32,7 @@ from inference.retrievers import Retriever, RetrieverKind, make_retriever, passa
 from kg.extraction import TripleExtractor
 from kg.graph import KnowledgeGraph, TripleSource
 from kg.store import KGStore
-from models.aligner import AlignerModule
+from models.aligner import checkpoint_encoder
 from training_data.negatives import mine_negatives
 from training_data.silver_chains import Chain, ChainBuilder
 
@@ -191,8 +191,7 @@ def _write_chains(todo: list[Question], passages: dict[str, Passage], kg: Triple
     builder = ChainBuilder(config.use_ground_truth, config.beam_size)
     scorer = None
     if config.negatives_scorer is not None:
-        encoder = AlignerModule.from_checkpoint(config.negatives_scorer).encoder.eval()
-        scorer = TripleIndex(encoder, config.embedding_cache_dir)
+        scorer = TripleIndex(checkpoint_encoder(config.negatives_scorer), config.embedding_cache_dir)
     with append_log(out) as f, tqdm(total=len(todo), desc="chains", unit="question") as bar:
         for start in range(0, len(todo), config.batch_size):
             batch = todo[start : start + config.batch_size]

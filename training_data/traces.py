@@ -35,7 +35,7 @@ from core.text import STOPWORDS, contains_words, tokens
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from inference.memory import Fact, Memory
-from inference.mind import MindRAG, MindRun, final_answer
+from inference.mind import MindRAG, MindRun, MindSettings, final_answer
 from inference.retrievers import passage_text
 from models.lm.config import LMConfig
 
@@ -60,7 +60,8 @@ class TracesConfig:
 def build_traces(config: TracesConfig) -> dict[str, int]:
     """Trace every question of `config.data` not yet in `config.output`; returns the counts and labels."""
     benchmark = config.data.load()
-    mind = MindRAG(config.lm.build(), None, trigger="never", max_sentences=config.max_sentences, record_signals=True)
+    mind = MindRAG(config.lm.build(), None, trigger="never", settings=MindSettings(max_sentences=config.max_sentences),
+                   record_signals=True)
     return collect_traces(mind, benchmark.questions, benchmark.passage_by_id(), config.output)
 
 

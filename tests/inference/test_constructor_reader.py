@@ -6,7 +6,7 @@ from core.text import token_f1
 from core.types import Passage, Question, Triple
 from inference.constructor import Constructor, build_prompt, match_candidate, read_output
 from inference.methods import Prediction
-from inference.reader import INSTRUCTION, Reader, ReadingMethod, clean_answer, water_level
+from inference.reader import INSTRUCTION, Reader, ReaderSettings, ReadingMethod, clean_answer, water_level
 from kg.triple_parser import parse_triples
 
 CANDIDATES = [
@@ -106,7 +106,7 @@ def test_reading_method_answers_from_the_top_k_passages(tiny_lm):
     seen = []
     chat = tiny_lm.chat
     tiny_lm.chat = lambda conversations, **kw: seen.extend(conversations) or chat(conversations, **kw)
-    method = ReadingMethod(Fixed(), Reader(tiny_lm, top_k=3, max_new_tokens=6), passages)
+    method = ReadingMethod(Fixed(), Reader(tiny_lm, ReaderSettings(top_k=3, max_new_tokens=6)), passages)
     predictions = method.predict([Question("q1", "Where?"), Question("q2", "When?")])
     assert all(isinstance(p.answer, str) for p in predictions)
     assert all(p.llm_calls == 1 and p.retrieval_calls == 2 for p in predictions)
@@ -150,7 +150,7 @@ def test_the_reader_cuts_the_longest_passage_to_fit_the_context_and_counts_it(ti
     seen = []
     chat = tiny_lm.chat
     tiny_lm.chat = lambda conversations, **kw: seen.extend(conversations) or chat(conversations, **kw)
-    reader = Reader(tiny_lm, top_k=3, max_new_tokens=6)
+    reader = Reader(tiny_lm, ReaderSettings(top_k=3, max_new_tokens=6))
     predictions = ReadingMethod(Fixed(), reader, passages).predict([Question("q1", "Where is Drusk?")])
     assert [p.truncated_passages for p in predictions] == [1] and isinstance(predictions[0].answer, str)
     prompt = tiny_lm.format_chat(seen[0])
@@ -162,6 +162,7 @@ def test_the_reader_cuts_the_longest_passage_to_fit_the_context_and_counts_it(ti
 
 def test_a_reader_prompt_that_cannot_fit_even_without_passages_names_the_settings(tiny_lm):
     tiny_lm.context_length = 40
+    reader = Reader(tiny_lm, ReaderSettings(max_new_tokens=6))
     with pytest.raises(ValueError, match=r"the reader's prompt takes \d+ tokens without its passages' texts, and "
                                          r"the answer up to 6: more than the LM's context of 40 tokens; raise lm.n_ctx"):
-        Reader(tiny_lm, max_new_tokens=6).answer([Question("q1", "Where?")], [[Passage("p", "T", "text")]])
+        reader.answer([Question("q1", "Where?")], [[Passage("p", "T", "text")]])

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from core.types import Passage, Question
-from inference.ircot import DEMOS, IRCoT, build_prompt, first_sentence
+from inference.ircot import DEMOS, IRCoT, IRCoTSettings, build_prompt, first_sentence
 
 PASSAGES = {f"p{i}": Passage(f"p{i}", f"Title p{i}", f"Text of p{i}.") for i in range(1, 10)}
 Q1 = Question("q1", "Where was the founder of Orvell Mills born?")
@@ -48,8 +48,8 @@ class ScriptedLM:
                 if f"Question: {question.question}\n" in m[-1]["content"]]
 
 
-def ircot(lm, retriever=None, **kwargs):
-    return IRCoT(retriever or StubRetriever(), lm, PASSAGES, retrieve_k=2, **kwargs)
+def ircot(lm, retriever=None, **settings):
+    return IRCoT(retriever or StubRetriever(), lm, PASSAGES, IRCoTSettings(k=2, **settings))
 
 
 def test_stops_at_the_answer_queries_with_its_sentence_and_batches_the_questions():
@@ -92,7 +92,7 @@ def test_the_budget_caps_the_passages_and_stops_the_searches():
     hits = {Q1.question: ["p1", "p2"], "One.": ["p2", "p3", "p4"], "Two.": ["p5"]}
     lm = ScriptedLM({Q1.question: ["One.", "Two.", "Three."]})
     retriever = StubRetriever(hits)
-    (prediction,) = IRCoT(retriever, lm, PASSAGES, retrieve_k=3, max_steps=3, budget=3).predict([Q1])
+    (prediction,) = IRCoT(retriever, lm, PASSAGES, IRCoTSettings(k=3, max_steps=3, budget=3)).predict([Q1])
     assert prediction.retrieved == ["p1", "p2", "p3"]  # p4, beyond the budget, is dropped
     assert prediction.trace[1]["kept"] == ["p3"] and prediction.trace[1]["retrieved"] == ["p2", "p3", "p4"]
     assert prediction.retrieval_calls == 2 and prediction.llm_calls == 3  # no search once the budget is full
@@ -116,6 +116,8 @@ def test_first_sentence_and_the_demonstrations():
 
 
 def test_bad_settings_are_refused():
-    for kwargs in ({"budget": 0}, {"max_steps": 0}, {"retrieve_k": 0}, {"max_context": 0}):
+    for settings in ({"budget": 0}, {"max_steps": 0}, {"k": 0}, {"max_context": 0}):
         with pytest.raises(ValueError):
-            IRCoT(StubRetriever(), ScriptedLM({}), PASSAGES, **kwargs)
+            IRCoTSettings(**settings)
+    with pytest.raises(ValueError):
+        IRCoT(StubRetriever(), ScriptedLM({}), PASSAGES, k=0)

@@ -12,7 +12,7 @@ from datamodules.aligner_datamodule import ChainExamples, ExampleKey
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.constructor import Construction, Constructor
 from inference.embedding_index import TripleIndex
-from inference.kirag import FALLBACK, KiRAG, _Run
+from inference.kirag import FALLBACK, KiRAG, KiRAGSettings, _Run
 from inference.kirag_ranking import RankingConfig, rank_passages
 from inference.retrievers import BM25Retriever
 from kg.graph import KnowledgeGraph
@@ -78,7 +78,8 @@ class ScriptedConstructor:
 
 def test_k_distinct_passages_deterministically(demo, retriever, kg, make_tiny_encoder):
     questions = demo.questions[:6]
-    runs = [KiRAG(retriever, kg, TripleIndex(make_tiny_encoder()), k=10, max_steps=3).predict(questions)
+    settings = KiRAGSettings(max_steps=3)
+    runs = [KiRAG(retriever, kg, TripleIndex(make_tiny_encoder()), settings=settings).predict(questions)
             for _ in range(2)]
     for prediction in runs[0]:
         ids = [pid for pid, _ in prediction.passages]
@@ -90,8 +91,8 @@ def test_k_distinct_passages_deterministically(demo, retriever, kg, make_tiny_en
 
 def test_candidate_limit_n(demo, retriever, kg, tiny_encoder):
     constructor = ScriptedConstructor()
-    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor, num_candidates=3,
-                        max_steps=2).predict(demo.questions[:4])
+    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor,
+                        KiRAGSettings(num_candidates=3, max_steps=2)).predict(demo.questions[:4])
     for prediction in predictions:
         assert all(len(step["candidates"]) == 3 for step in prediction.trace)
         for step in prediction.trace:  # the best 3 distinct facts, best first
@@ -104,13 +105,15 @@ def test_candidate_limit_n(demo, retriever, kg, tiny_encoder):
 def test_stop_rule(demo, retriever, kg, tiny_encoder):
     questions = demo.questions[:3]
     triples = TripleIndex(tiny_encoder)
-    answered = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=1), max_steps=5).predict(questions)
+    answered = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=1), KiRAGSettings(max_steps=5)).predict(
+        questions)
     for p in answered:  # the answering step still appends its first triple, then the loop stops
         assert p.retrieval_calls == p.llm_calls == 2 and len(p.chain) == 2
         assert [s["chosen_by"] for s in p.trace] == ["constructor", "constructor"]
-    never = KiRAG(retriever, kg, triples, ScriptedConstructor(), max_steps=4).predict(questions)
+    never = KiRAG(retriever, kg, triples, ScriptedConstructor(), KiRAGSettings(max_steps=4)).predict(questions)
     assert all(p.retrieval_calls == p.llm_calls == 4 and len(p.chain) == 4 for p in never)
-    first = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=0), max_steps=4).predict(questions)
+    first = KiRAG(retriever, kg, triples, ScriptedConstructor(answer_at=0), KiRAGSettings(max_steps=4)).predict(
+        questions)
     assert all(p.retrieval_calls == 4 and len(p.chain) == 4 for p in first)  # never complete at the first step
     assert all(p.fallbacks == 0 for p in first + never)
 
@@ -118,8 +121,8 @@ def test_stop_rule(demo, retriever, kg, tiny_encoder):
 def test_constructor_choice_is_appended_and_aligner_only_takes_the_best(demo, retriever, kg, tiny_encoder):
     question = demo.questions[:1]
     triples = TripleIndex(tiny_encoder)
-    aligner = KiRAG(retriever, kg, triples, max_steps=1).predict(question)[0]
-    constructed = KiRAG(retriever, kg, triples, ScriptedConstructor(), max_steps=1).predict(question)[0]
+    aligner = KiRAG(retriever, kg, triples, settings=KiRAGSettings(max_steps=1)).predict(question)[0]
+    constructed = KiRAG(retriever, kg, triples, ScriptedConstructor(), KiRAGSettings(max_steps=1)).predict(question)[0]
     candidates = aligner.trace[0]["candidates"]
     assert aligner.chain == [candidates[0][0]] and aligner.trace[0]["chosen_by"] == "aligner"
     assert constructed.chain == [candidates[-1][0]]
@@ -127,7 +130,7 @@ def test_constructor_choice_is_appended_and_aligner_only_takes_the_best(demo, re
 
 def test_triple_embeddings_are_computed_once_and_persisted(demo, retriever, kg, tiny_encoder, tmp_path):
     counting = CountingEncoder(tiny_encoder)
-    method = KiRAG(retriever, kg, TripleIndex(counting, tmp_path / "emb"), max_steps=3)
+    method = KiRAG(retriever, kg, TripleIndex(counting, tmp_path / "emb"), settings=KiRAGSettings(max_steps=3))
     questions = demo.questions[:5]
     first = method.predict(questions)
     embedded = counting.calls["passage"]
@@ -138,7 +141,8 @@ def test_triple_embeddings_are_computed_once_and_persisted(demo, retriever, kg, 
     second = method.predict(questions)
     assert len(counting.calls["passage"]) == len(embedded)  # nothing recomputed
     reloaded = CountingEncoder(tiny_encoder)
-    again = KiRAG(retriever, kg, TripleIndex(reloaded, tmp_path / "emb"), max_steps=3).predict(questions)
+    again = KiRAG(retriever, kg, TripleIndex(reloaded, tmp_path / "emb"), settings=KiRAGSettings(max_steps=3)).predict(
+        questions)
     assert reloaded.calls["passage"] == []  # read back from disk
     assert [p.passages for p in first] == [p.passages for p in second] == [p.passages for p in again]
 
@@ -165,7 +169,8 @@ def test_triple_index_reuses_whole_chunks_after_a_crash(tiny_encoder, tmp_path, 
 def test_queries_use_the_training_format(demo, retriever, kg, tiny_encoder):
     recording = RecordingRetriever(retriever)
     question = demo.questions[0]
-    prediction = KiRAG(recording, kg, TripleIndex(tiny_encoder), max_steps=3).predict([question])[0]
+    settings = KiRAGSettings(max_steps=3)
+    prediction = KiRAG(recording, kg, TripleIndex(tiny_encoder), settings=settings).predict([question])[0]
     chain = [Triple.make(*t[1:-1].split("; "), "p") for t in prediction.chain]
     record = ChainRecord(question.id, question.question, "", True, True, tuple(chain), ((),) * len(chain))
     examples = ChainExamples([record], num_negatives=0)
@@ -183,8 +188,10 @@ def test_ranking_breaks_ties_by_retriever_score_and_fills_from_retrieval():
 
 
 def test_bad_settings_are_refused(retriever, kg, tiny_encoder):
-    with pytest.raises(ValueError, match="positive"):
-        KiRAG(retriever, kg, TripleIndex(tiny_encoder), num_candidates=0)
+    with pytest.raises(ValueError, match="num_candidates must be at least 1"):
+        KiRAGSettings(num_candidates=0)
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        KiRAG(retriever, kg, TripleIndex(tiny_encoder), k=0)
 
 
 # --- chain triples are distinct, and a passage scores its best triple (stub retriever, KG, encoder) --------
@@ -227,8 +234,8 @@ class ScoreEncoder:
 
 
 def stub_kirag(constructor=None, max_steps=1):
-    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor, k=10, k0=2,
-                 num_candidates=4, max_steps=max_steps)
+    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor,
+                 KiRAGSettings(k0=2, num_candidates=4, max_steps=max_steps), k=10)
 
 
 class ScriptedChatLM:
@@ -302,7 +309,8 @@ class EchoingChatLM:
 @pytest.mark.parametrize("mode", ["aligner", "constructor"])
 def test_demo_chains_have_distinct_triples(mode, demo, retriever, kg, tiny_encoder):
     constructor = Constructor(EchoingChatLM()) if mode == "constructor" else None
-    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor, max_steps=4).predict(demo.questions[:6])
+    predictions = KiRAG(retriever, kg, TripleIndex(tiny_encoder), constructor, KiRAGSettings(max_steps=4)).predict(
+        demo.questions[:6])
     for p in predictions:
         assert len(p.chain) == 4 and {step["chosen_by"] for step in p.trace} == {mode}, p.trace
         assert len({text.lower() for text in p.chain}) == len(p.chain), p.chain
@@ -312,8 +320,8 @@ def test_demo_chains_have_distinct_triples(mode, demo, retriever, kg, tiny_encod
 
 def test_the_constructor_sees_only_the_aligners_best_candidates():
     constructor = ScriptedConstructor()  # picks the last candidate it is shown
-    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor, k=10, k0=2,
-                   num_candidates=4, max_steps=2, constructor_candidates=2)
+    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), constructor,
+                   KiRAGSettings(k0=2, num_candidates=4, max_steps=2, constructor_candidates=2), k=10)
     (prediction,) = method.predict([Question("q", "Where was the founder of Ostrel Brewing born?")])
     assert [[t.text for t in cands] for call in constructor.seen for _, _, cands in call] == [[A.text, C.text],
                                                                                              [A.text, B.text]]
@@ -321,8 +329,8 @@ def test_the_constructor_sees_only_the_aligners_best_candidates():
     assert [len(step["candidates"]) for step in prediction.trace] == [4, 3]  # the Aligner still keeps N
     assert prediction.passages == [("p1", 0.75), ("p2", 0.5)]
     everything = ScriptedConstructor()
-    KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), everything, k=10, k0=2, num_candidates=4,
-          max_steps=1).predict([Question("q", "?")])
+    KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), everything,
+          KiRAGSettings(k0=2, num_candidates=4, max_steps=1), k=10).predict([Question("q", "?")])
     assert [len(cands) for _, _, cands in everything.seen[0]] == [4]  # the default: all N
 
 
@@ -346,15 +354,17 @@ ANSWER_ONLY = "So the answer is: Drusk."  # the chain [A] does not name Drusk
 ])
 def test_stop_policies(stop, replies, chain, calls, fallbacks):
     lm = ScriptedChatLM(replies)
-    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), Constructor(lm), k=10, k0=2,
-                   num_candidates=4, max_steps=4, stop=stop)
+    method = KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), Constructor(lm),
+                   KiRAGSettings(k0=2, num_candidates=4, max_steps=4, stop=stop), k=10)
     (prediction,) = method.predict([Question("q", "Where was the founder of Ostrel Brewing born?")])
     assert prediction.chain == chain
     assert (prediction.llm_calls, prediction.retrieval_calls, prediction.fallbacks) == (calls, calls, fallbacks)
 
 
-@pytest.mark.parametrize("kwargs, message", [({"constructor_candidates": 0}, "positive"),
-                                             ({"stop": "never"}, "stop must be one of constructor, answer_in_chain")])
-def test_bad_constructor_settings_are_refused(kwargs, message):
+@pytest.mark.parametrize("settings, message", [
+    ({"constructor_candidates": 0}, "constructor_candidates must be at least 1"),
+    ({"constructor_candidates": 21}, r"constructor_candidates must be at most num_candidates \(20\), got 21"),
+    ({"stop": "never"}, "stop must be one of constructor, answer_in_chain")])
+def test_bad_constructor_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):
-        KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), **kwargs)
+        KiRAGSettings(**settings)

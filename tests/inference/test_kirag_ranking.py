@@ -9,7 +9,7 @@ import pytest
 from core.config import ConfigError
 from core.types import Passage, Question, Triple
 from inference.embedding_index import EmbeddingIndex, TripleIndex
-from inference.kirag import KiRAG, _Run
+from inference.kirag import KiRAG, KiRAGSettings, _Run
 from inference.kirag_ranking import PassageScores, RankingConfig, rank_passages, rerank_predictions
 from inference.rerank import PassageScorer
 from inference.retrievers import passage_text
@@ -107,8 +107,8 @@ class ScoreEncoder:
 
 def kirag(ranking=None, text=True, max_steps=2):
     scorer = PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES) if text else None
-    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), k=3, k0=3, num_candidates=4,
-                 max_steps=max_steps, ranking=ranking, text_scorer=scorer)
+    settings = KiRAGSettings(k0=3, num_candidates=4, max_steps=max_steps, ranking=ranking or RankingConfig())
+    return KiRAG(StubRetriever(), StubKG(), TripleIndex(ScoreEncoder()), settings=settings, k=3, text_scorer=scorer)
 
 
 def test_the_loop_keeps_the_components_and_a_passage_without_triples_competes_by_its_text():

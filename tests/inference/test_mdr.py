@@ -4,7 +4,7 @@ retriever whose scores are exact in binary (so equal sums are equal)."""
 import pytest
 
 from core.types import Passage, Question
-from inference.mdr import MDR, hop2_query, merge_paths
+from inference.mdr import MDR, MDRSettings, hop2_query, merge_paths
 from inference.retrievers import DenseRetriever
 
 PASSAGES = {pid: Passage(pid, f"Title {pid}", f"Text of {pid}.") for pid in "ABCDEF"}
@@ -28,7 +28,7 @@ class StubRetriever:
 
 def test_paths_score_s1_plus_s2_and_merge_best_first():
     retriever = StubRetriever()
-    (prediction,) = MDR(retriever, PASSAGES, k=10, beam=2).predict([QUESTION])
+    (prediction,) = MDR(retriever, PASSAGES, MDRSettings(beam=2), k=10).predict([QUESTION])
     # paths: A-C 1.5, A-D 1.25, B-E 1.75, B-A 1.5; best first (A-C before B-A: the better hop-1 rank)
     assert prediction.trace[0]["paths"] == [["A", "C", 1.5], ["A", "D", 1.25], ["B", "E", 1.75], ["B", "A", 1.5]]
     assert prediction.passages == [("B", 1.75), ("E", 1.75), ("A", 1.5), ("C", 1.5), ("D", 1.25)]
@@ -41,7 +41,7 @@ def test_paths_score_s1_plus_s2_and_merge_best_first():
 @pytest.mark.parametrize("budget, expected", [(1, ["B"]), (3, ["B", "E", "A"]), (4, ["B", "E", "A", "C"]),
                                               (50, ["B", "E", "A", "C", "D"])])
 def test_the_budget_caps_the_passages_retrieved(budget, expected):
-    (prediction,) = MDR(StubRetriever(), PASSAGES, k=2, beam=2, budget=budget).predict([QUESTION])
+    (prediction,) = MDR(StubRetriever(), PASSAGES, MDRSettings(beam=2, budget=budget), k=2).predict([QUESTION])
     assert prediction.retrieved == expected and [pid for pid, _ in prediction.passages] == expected[:2]
 
 
@@ -52,9 +52,11 @@ def test_merge_stops_at_the_budget_and_skips_repeats():
 
 
 def test_bad_settings_are_refused():
-    for kwargs in ({"beam": 0}, {"k": 0}, {"budget": 0}):
+    for settings in ({"beam": 0}, {"budget": 0}):
         with pytest.raises(ValueError):
-            MDR(StubRetriever(), PASSAGES, **kwargs)
+            MDRSettings(**settings)
+    with pytest.raises(ValueError):
+        MDR(StubRetriever(), PASSAGES, k=0)
 
 
 def test_on_a_dense_retriever_each_question_gets_its_own_paths(tiny_encoder):
@@ -62,8 +64,8 @@ def test_on_a_dense_retriever_each_question_gets_its_own_paths(tiny_encoder):
     dense = DenseRetriever(tiny_encoder)
     dense.build(corpus)
     questions = [Question("q1", "Who founded the abbey?"), Question("q2", "Which river flows north?")]
-    together = MDR(dense, PASSAGES, beam=3, budget=3).predict(questions)
-    alone = [MDR(dense, PASSAGES, beam=3, budget=3).predict([q])[0] for q in questions]
+    together = MDR(dense, PASSAGES, MDRSettings(beam=3, budget=3)).predict(questions)
+    alone = [MDR(dense, PASSAGES, MDRSettings(beam=3, budget=3)).predict([q])[0] for q in questions]
     for batched, single in zip(together, alone):
         assert batched.retrieved == single.retrieved == [pid for pid, _ in batched.passages]
         assert [s for _, s in batched.passages] == pytest.approx([s for _, s in single.passages])

@@ -8,7 +8,8 @@ import pytest
 from core.types import Question
 from inference.memory import Memory
 from inference.methods import Prediction
-from inference.mind import Entity, Found, KiRAGSearch, MindRAG, MindRun, final_answer, parse_entities, token_range
+from inference.mind import (Entity, Found, KiRAGSearch, MindRAG, MindRun, MindSettings, final_answer, parse_entities,
+                            token_range)
 from models.uncertainty import MindParams
 
 
@@ -52,7 +53,7 @@ ENTITIES = [Entity("Ana Corvel", 0.9), Entity("Drusk", 0.4), Entity("Lake Ammer"
 ])
 def test_filters(name, reply, params, expected):
     lm = ScriptedLM(reply)
-    mind = MindRAG(lm, search=None, entity_filter=name, params=params, top_entities=2)
+    mind = MindRAG(lm, search=None, params=params, settings=MindSettings(entity_filter=name, top_entities=2))
     state = MindRun(Question("q", "Where was the founder of Ostrel Brewing born?"), Memory())
     assert [e.text for e in mind._filter(state, list(ENTITIES))] == expected
     assert lm.calls == state.llm_calls == ("cot" in name)
@@ -81,7 +82,7 @@ class LoopingLM:
 
 def test_the_loop_stops_when_a_sentence_repeats_then_completes_the_answer():
     lm = LoopingLM()
-    run = MindRAG(lm, None, trigger="never", max_sentences=6).run(Question("q", "Where?"))
+    run = MindRAG(lm, None, trigger="never", settings=MindSettings(max_sentences=6)).run(Question("q", "Where?"))
     # Two sentence generations (the second repeats), then one to complete "So the answer is".
     assert run.answer == "Drusk is a village. So the answer is Drusk is a village." and lm.calls == 3
     assert run.retrieval_calls == 0 and run.trace[-1] == {"sentence": "So the answer is Drusk is a village",
@@ -96,7 +97,8 @@ def test_the_loop_stops_when_a_sentence_repeats_then_completes_the_answer():
     ("fixed", MindParams(alpha=3.0, beta=0.5), 0.05),  # DRAGIN's θ ignores α and β
 ])
 def test_the_trigger_decides_with_the_given_params(trigger, params, threshold):
-    run = MindRAG(LoopingLM(), None, trigger=trigger, params=params, fixed_threshold=0.05, max_sentences=1).run(
+    settings = MindSettings(fixed_threshold=0.05, max_sentences=1)
+    run = MindRAG(LoopingLM(), None, trigger=trigger, params=params, settings=settings).run(
         Question("q", "Where?"))
     first = run.trace[0]
     assert first["threshold"] == pytest.approx(threshold) and first["max_score"] == pytest.approx(0.01)
@@ -107,13 +109,14 @@ def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="trigger must be one of never, always, fixed, dynamic"):
         MindRAG(None, None, trigger="sometimes")
     with pytest.raises(ValueError, match="entity_filter must be one of none, cot, confidence, cot\\+confidence"):
-        MindRAG(None, None, entity_filter="cot+none")
+        MindSettings(entity_filter="cot+none")
     with pytest.raises(ValueError, match="attention must be one of raw, sentence"):
-        MindRAG(None, None, attention="max")
+        MindSettings(attention="max")
+    sentence = MindSettings(attention="sentence")
     with pytest.raises(ValueError, match="calibrated on raw attention, and MIND reads sentence attention"):
-        MindRAG(None, None, params=MindParams(attention="raw"), attention="sentence")
-    assert MindRAG(None, None, params=MindParams(attention="sentence"), attention="sentence").attention == "sentence"
-    assert MindRAG(None, None, params=MindParams(), attention="sentence").attention == "sentence"  # hand-set: any
+        MindRAG(None, None, params=MindParams(attention="raw"), settings=sentence)
+    assert MindRAG(None, None, params=MindParams(attention="sentence"), settings=sentence).settings is sentence
+    assert MindRAG(None, None, params=MindParams(), settings=sentence).settings is sentence  # hand-set: any
 
 
 # --- the loop end to end: a scripted LM (texts and per-token signals) and a stub search -------------------
@@ -217,8 +220,8 @@ def two_hop_run():
         ],
     )
     search = StubSearch([([("p1", 3.0), ("p2", 2.0)], FIRST_FACTS), ([("p3", 5.0), ("p2", 1.0)], SECOND_FACTS)])
-    mind = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, params=MindParams(delta=0.25),
-                   entity_filter="none", retrieve_k=3, max_sentences=4)
+    mind = MindRAG(lm, search, trigger="fixed", params=MindParams(delta=0.25),
+                   settings=MindSettings(fixed_threshold=0.5, entity_filter="none", retrieve_k=3, max_sentences=4))
     return lm, search, mind.run(QUESTION)
 
 
@@ -269,7 +272,8 @@ def test_a_stopword_only_sentence_never_retrieves_at_threshold_zero(trigger, par
     lm = ScriptedMindLM(sentences=[sentence("It is of the, and to it", 5.0, 0.9),
                                    sentence(" Drusk", 0.1, 0.1)])  # the forced "So the answer is" ending
     search = StubSearch([])  # any search call fails: nothing to return
-    run = MindRAG(lm, search, trigger=trigger, params=params, fixed_threshold=0.0, max_sentences=1).run(QUESTION)
+    run = MindRAG(lm, search, trigger=trigger, params=params,
+                  settings=MindSettings(fixed_threshold=0.0, max_sentences=1)).run(QUESTION)
     first = run.trace[0]
     assert first["threshold"] == 0.0 and first["max_score"] == 0.0 and not first["retrieve"]
     assert search.queries == [] and run.retrieval_calls == 0 and lm.conversations == []
@@ -293,8 +297,8 @@ def test_signals_are_asked_for_only_where_they_are_used(trigger, record, answer,
     )
     search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])] * 2)
     # dynamic θ = 0.1·mean(H) + 0.1·mean(A): 0.25 < S = 1.0 for HIGH, 0.02 > S = 0.01 for LOW
-    mind = MindRAG(lm, search, trigger=trigger, params=MindParams(alpha=0.1, beta=0.1), entity_filter="none",
-                   max_sentences=4, record_signals=record)
+    mind = MindRAG(lm, search, trigger=trigger, params=MindParams(alpha=0.1, beta=0.1),
+                   settings=MindSettings(entity_filter="none", max_sentences=4), record_signals=record)
     run = mind.run(QUESTION)
     assert run.answer == answer
     assert [step.get("regenerated") for step in run.trace] == regenerated
@@ -309,7 +313,8 @@ def test_always_retrieves_for_every_sentence_with_a_word():
                                    scripted_generation([" ", "\n"], [2.0, 2.0], [0.5, 0.5]), sentence(" Drusk", *LOW)],
                         chats=[extraction(("Ana Corvel", 1.0, 0.5))])
     search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
-    run = MindRAG(lm, search, trigger="always", entity_filter="none", max_sentences=4).run(QUESTION)
+    run = MindRAG(lm, search, trigger="always",
+                  settings=MindSettings(entity_filter="none", max_sentences=4)).run(QUESTION)
     assert [(step["sentence"], step["retrieve"]) for step in run.trace] == [
         ("It is of the, and to it", True), (" \n", False), ("So the answer is Drusk", False)]
     assert run.answer == "A Ana. So the answer is Drusk." and lm.generate_signals == [False] * 4
@@ -325,8 +330,8 @@ def test_the_trigger_reads_the_chosen_attention_and_traces_record_both(attention
     lm = ScriptedMindLM(sentences=[draft, sentence("Ana Corvel", *LOW), sentence(" Drusk", *LOW)],
                         chats=[extraction(("Ana Corvel", 1.0, 0.5))])
     search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
-    run = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, entity_filter="none", max_sentences=1,
-                  record_signals=True, attention=attention).run(QUESTION)
+    settings = MindSettings(fixed_threshold=0.5, entity_filter="none", max_sentences=1, attention=attention)
+    run = MindRAG(lm, search, trigger="fixed", settings=settings, record_signals=True).run(QUESTION)
     first = run.trace[0]
     assert first["retrieve"] == retrieves and first["max_score"] == pytest.approx(1.0 if retrieves else 0.2)
     assert first["signals"] == {"entropy": [2.0, 2.0], "content": [1.0, 1.0], "attention": [0.5, 0.5],
@@ -337,7 +342,7 @@ def test_the_trigger_reads_the_chosen_attention_and_traces_record_both(attention
 def test_the_entity_confidence_reads_the_chosen_attention(attention, confidence):
     output = scripted_generation(["Ana", " Corvel"], [1.0, 1.0], [0.2, 0.2], in_sentence=[0.8, 0.8])
     mind = MindRAG(ScriptedMindLM([], chats=[output]), None, params=MindParams(gamma=1.0, delta=0.5),
-                   attention=attention)
+                   settings=MindSettings(attention=attention))
     (entity,) = mind.entities(QUESTION.question, "")
     assert entity.text == "Ana Corvel" and entity.confidence == pytest.approx(confidence)  # γ/(1+H) + δ·A
     assert entity.attention == pytest.approx([0.2, 0.2]) and entity.attention_in_sentence == pytest.approx([0.8, 0.8])
@@ -362,7 +367,8 @@ def test_every_search_and_llm_call_of_a_search_is_counted():
     lm = ScriptedMindLM(sentences=[sentence("A Tomas", *HIGH), sentence("A Ana", *LOW), sentence(" Drusk", *LOW)],
                         chats=[extraction(("Ana Corvel", 1.0, 0.5))])
     search = CostlySearch([([("p1", 3.0)], FIRST_FACTS[:1])], searches=3, llm_calls=2, seen=["p1", "p7", "p9"])
-    mind = MindRAG(lm, search, trigger="fixed", fixed_threshold=0.5, entity_filter="none", max_sentences=1)
+    mind = MindRAG(lm, search, trigger="fixed",
+                   settings=MindSettings(fixed_threshold=0.5, entity_filter="none", max_sentences=1))
     (prediction,) = mind.predict([QUESTION])
     assert prediction.retrieval_calls == 3 and prediction.trace[0]["searches"] == 3
     # the draft, the extraction, the regeneration, the forced ending: 4, and the search's own 2

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from core.types import Question
-from inference.mind import ENTITY_INSTRUCTION, Found, MindRAG
+from inference.mind import ENTITY_INSTRUCTION, Found, MindRAG, MindSettings
 from models.lm.interface import Generation, TokenSignals
 
 
@@ -67,7 +67,8 @@ def test_mind_run_concurrently_predicts_what_it_predicts_one_question_at_a_time(
     runs = {}
     for concurrency in (1, 3):
         lm, search = ScriptLM(), TagSearch()
-        mind = MindRAG(lm, search, trigger="always", entity_filter="none", concurrency=concurrency)
+        settings = MindSettings(entity_filter="none", concurrency=concurrency)
+        mind = MindRAG(lm, search, trigger="always", settings=settings)
         assert mind.batched == (concurrency > 1)
         runs[concurrency] = (mind.predict(questions), lm.calls, search.concurrent)
     (alone, alone_calls, _), (together, together_calls, searches_at_once) = runs[1], runs[3]
@@ -81,4 +82,4 @@ def test_mind_run_concurrently_predicts_what_it_predicts_one_question_at_a_time(
 
 def test_concurrency_below_one_is_refused():
     with pytest.raises(ValueError, match="concurrency must be at least 1"):
-        MindRAG(None, None, concurrency=0)
+        MindSettings(concurrency=0)

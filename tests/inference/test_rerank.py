@@ -5,7 +5,7 @@ import pytest
 
 from core.types import Passage, Question
 from inference.embedding_index import EmbeddingIndex
-from inference.rerank import PassageRerank, PassageScorer
+from inference.rerank import PassageRerank, PassageScorer, RerankSettings
 from inference.retrievers import BM25Retriever, passage_text
 
 PASSAGES = {pid: Passage(pid, f"Title {pid}", f"Text of {pid}.") for pid in "abcd"}
@@ -32,9 +32,9 @@ class ScoreEncoder:
         return "score-stub"
 
 
-def rerank(weight, **kwargs):
-    return PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES), weight=weight,
-                         **kwargs)
+def rerank(weight, depth=50, k=10):
+    return PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES),
+                         RerankSettings(depth, weight), k=k)
 
 
 def ranked(prediction):
@@ -64,15 +64,22 @@ def test_depth_passages_are_retrieved_and_k_returned():
 
 
 def test_a_question_with_nothing_retrieved_gets_nothing():
-    method = PassageRerank(StubRetriever([]), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES))
+    method = PassageRerank(StubRetriever([]), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES),
+                           RerankSettings(depth=50))
     (prediction,) = method.predict(QUESTIONS)
     assert prediction.passages == [] and prediction.retrieved == []
 
 
-@pytest.mark.parametrize("kwargs", [{"weight": -0.1}, {"weight": 1.5}, {"depth": 0}, {"k": 0}])
-def test_bad_settings_are_refused(kwargs):
+@pytest.mark.parametrize("settings", [{"weight": -0.1}, {"weight": 1.5}, {"depth": 0}])
+def test_bad_settings_are_refused(settings):
     with pytest.raises(ValueError):
-        PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES), **kwargs)
+        RerankSettings(**settings)
+
+
+@pytest.mark.parametrize("settings, k", [(RerankSettings(), 10), (RerankSettings(depth=50), 0)])
+def test_an_unset_depth_or_a_bad_k_is_refused(settings, k):
+    with pytest.raises(ValueError):
+        PassageRerank(StubRetriever(), PassageScorer(EmbeddingIndex(ScoreEncoder()), PASSAGES), settings, k=k)
 
 
 def test_passage_embeddings_are_computed_once_and_kept_on_disk(tiny_encoder, tmp_path, monkeypatch):
@@ -85,7 +92,8 @@ def test_passage_embeddings_are_computed_once_and_kept_on_disk(tiny_encoder, tmp
                         lambda texts, kind="passage", *a, **kw: (embedded.extend(texts) if kind == "passage" else None)
                         or encode(texts, kind, *a, **kw))
     def method():
-        return PassageRerank(bm25, PassageScorer(EmbeddingIndex(tiny_encoder, tmp_path, "passages"), PASSAGES), depth=4)
+        return PassageRerank(bm25, PassageScorer(EmbeddingIndex(tiny_encoder, tmp_path, "passages"), PASSAGES),
+                             RerankSettings(depth=4))
 
     first = method().predict(questions)
     assert sorted(embedded) == sorted(passage_text(p) for p in corpus)  # each passage once, for both questions

@@ -12,7 +12,7 @@ from core.chains import read_chains
 from core.config import ConfigError
 from datamodules.loaders import DEMO_DIR, DataConfig
 from inference.embedding_index import TripleIndex
-from models.aligner import AlignerModule
+from models.aligner import AlignerModule, checkpoint_encoder
 from models.encoder import EncoderConfig
 from prepare import main
 from training_data.chains import ChainsConfig, build_chains_file
@@ -70,7 +70,7 @@ def test_a_second_round_keeps_the_trained_aligners_hardest_negatives(tmp_path, t
         assert build_chains_file(config)["written"] == 3
     settings = json.loads((tmp_path / "hard" / "chains.run.json").read_text())
     assert settings["negatives_scorer"] == checkpoint and len(settings["negatives_scorer_digest"]) == 16
-    scorer = TripleIndex(AlignerModule.from_checkpoint(checkpoint).encoder.eval())
+    scorer = TripleIndex(checkpoint_encoder(checkpoint))
     differ = 0
     for record, other in zip(read_chains(hard.output), read_chains(sampled.output), strict=True):
         queries = scorer.encoder.encode(chain_queries(record.question, record.chain), "query", show_progress=False)

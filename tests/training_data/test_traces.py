@@ -10,7 +10,7 @@ import torch
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import read_traces
-from inference.mind import MindRAG
+from inference.mind import MindRAG, MindSettings
 from models.lm.interface import Generation, TokenSignals
 from training_data.traces import claims, collect_traces, label_counts, needs_retrieval, question_trace, useful
 
@@ -75,7 +75,7 @@ def test_sentence_labels_from_claims_and_a_regeneration_with_the_gold_passages()
     with_gold = ["The founder of Ostrel Brewing was a brewer", "Ostrel Brewing was founded by Ana Corvel",
                  "Ostrel Brewing was founded by Ana Corvel", "Ana Corvel sold it in 1901"]
     lm = ScriptedTraceLM(drafts + [" Drusk"], with_gold, "Ana Corvel")  # " Drusk" completes "So the answer is"
-    mind = MindRAG(lm, None, trigger="never", max_sentences=4, record_signals=True)
+    mind = MindRAG(lm, None, trigger="never", record_signals=True, settings=MindSettings(max_sentences=4))
     trace = question_trace(mind, question, {p.id: p for p in passages})
     assert [s["text"] for s in trace["sentences"]] == drafts
     assert [s["regenerated"] for s in trace["sentences"]] == with_gold
@@ -92,7 +92,7 @@ def test_sentence_labels_from_claims_and_a_regeneration_with_the_gold_passages()
 
 def test_collect_traces_writes_labelled_signals_and_resumes(tmp_path, tiny_lm):
     demo = DataConfig(limit=3).load()
-    mind = MindRAG(tiny_lm, None, trigger="never", max_sentences=2, max_new_tokens=12,
+    mind = MindRAG(tiny_lm, None, trigger="never", settings=MindSettings(max_sentences=2), max_new_tokens=12,
                    record_signals=True)
     out = tmp_path / "traces.jsonl"
     summary = collect_traces(mind, demo.questions, demo.passage_by_id(), out, show_progress=False)
