@@ -47,9 +47,10 @@ class ChainsConfig:
     """the KG store folder with the corpus triples (`prepare.py kg`)"""
     output: str = "data/chains.jsonl"
     """the chains file to write; a rerun skips the questions already in it"""
-    retriever: RetrieverKind = "dense"
-    """finds the K0 passages whose triples are the negatives: the retriever KiRAG searches with at inference
-    (`dense`, with `encoder`), so that the Aligner learns to reject the distractors it will meet"""
+    retriever: RetrieverKind = "bm25"
+    """finds the K0 passages whose triples are the negatives. BM25, as the released Aligner was trained;
+    `dense` (with `encoder`), the retriever KiRAG searches with at inference, is an ablation not yet
+    decided on validation (configs/recipes/ablations/dense_negatives.yaml)"""
     negatives_from: Literal["corpus", "store"] = "corpus"
     """where the retriever searches: the whole corpus, or only the passages the KG store holds (a KG
     extracted for the gold passages alone: the negatives are then other questions' gold passages)"""

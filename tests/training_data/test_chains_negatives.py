@@ -1,5 +1,5 @@
-"""The chains' negatives settings: the inference retriever (dense) by default, chains of other settings (the BM25
-ones of before) refused rather than reused, and a second round mined with a trained Aligner's checkpoint."""
+"""The chains' negatives settings: BM25 by default (the released Aligner's), chains of other settings (dense ones)
+refused rather than reused, and a second round mined with a trained Aligner's checkpoint."""
 
 import json
 
@@ -39,22 +39,22 @@ def demo_chains(folder, **kwargs) -> ChainsConfig:
                         index_cache_dir=None, **kwargs)
 
 
-def test_negatives_come_from_the_dense_retriever_by_default():
-    assert ChainsConfig().retriever == "dense"
+def test_negatives_come_from_bm25_by_default():
+    assert ChainsConfig().retriever == "bm25"
     # a config without a scorer keeps the settings of before, so the records of chains built then still match
     assert "negatives_scorer" not in ChainsConfig().settings()
 
 
-def test_bm25_chains_are_refused_not_reused_under_the_dense_default(tmp_path, monkeypatch, capsys):
+def test_dense_chains_are_refused_not_reused_under_the_bm25_default(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     output = tmp_path / "chains.jsonl"
     config = tmp_path / "chains.yaml"
     config.write_text(json.dumps({"data": {"format": "unified", "limit": 3}, "kg_store": str(DEMO_DIR / "kg"),
                                   "output": str(output), "index_cache_dir": None}))
-    assert main(["chains", "--config", str(config), "--retriever", "bm25", "--report", "false"]) == 0
+    assert main(["chains", "--config", str(config), "--retriever", "dense", "--report", "false"]) == 0
     built = output.read_bytes()
     capsys.readouterr()
-    assert main(["chains", "--config", str(config), "--report", "false"]) == 2  # the default: dense
+    assert main(["chains", "--config", str(config), "--report", "false"]) == 2  # the default: bm25
     assert "made with other settings (retriever differ" in capsys.readouterr().err
     assert output.read_bytes() == built
     step = chains_step(str(config))  # the recipe runs it (and so stops there) rather than skip it as done

@@ -125,13 +125,13 @@ def test_the_multi_dataset_recipe_builds_the_chains_and_kgs_its_training_reads()
     assert {c["kg_store"] for c in chains} <= stores
 
 
-def test_the_recipes_negatives_come_from_the_inference_retriever():
+def test_the_recipes_negatives_come_from_bm25_as_the_released_aligners_did():
     recipe = yaml.safe_load((ROOT / "configs/recipes/multi_cpu.yaml").read_text())
-    assert all(config_from_file(ChainsConfig, str(ROOT / path)).retriever == "dense" for path in recipe["chains"])
+    assert all(config_from_file(ChainsConfig, str(ROOT / path)).retriever == "bm25" for path in recipe["chains"])
 
 
 @pytest.mark.parametrize("ablation, changed", [
-    ("bm25_negatives", {"retriever": "bm25"}),
+    ("dense_negatives", {"retriever": "dense"}),
     ("ance_negatives", {"negatives_scorer": "runs/aligner/multi/checkpoints/best.ckpt"}),  # the recipe's Aligner
 ])
 def test_each_negatives_ablation_changes_the_negatives_only(ablation, changed):
