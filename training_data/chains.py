@@ -48,7 +48,7 @@ class ChainsConfig:
     output: str = "data/chains.jsonl"
     """the chains file to write; a rerun skips the questions already in it"""
     retriever: RetrieverKind = "bm25"
-    """finds the K0 passages whose triples are the negatives. BM25, as the released Aligner was trained;
+    """finds the K0 passages whose triples are the negatives. BM25, as the Aligner of kirag_validation.md was trained;
     `dense` (with `encoder`), the retriever KiRAG searches with at inference, is an ablation not yet
     decided on validation (configs/recipes/ablations/dense_negatives.yaml)"""
     negatives_from: Literal["corpus", "store"] = "corpus"

@@ -1,4 +1,4 @@
-"""The chains' negatives settings: BM25 by default (the released Aligner's), chains of other settings (dense ones)
+"""The chains' negatives settings: BM25 by default (that of the Aligner the validation choices were made for), chains of other settings (dense ones)
 refused rather than reused, and a second round mined with a trained Aligner's checkpoint."""
 
 import json

@@ -125,7 +125,7 @@ def test_the_multi_dataset_recipe_builds_the_chains_and_kgs_its_training_reads()
     assert {c["kg_store"] for c in chains} <= stores
 
 
-def test_the_recipes_negatives_come_from_bm25_as_the_released_aligners_did():
+def test_the_recipes_negatives_come_from_bm25():
     recipe = yaml.safe_load((ROOT / "configs/recipes/multi_cpu.yaml").read_text())
     assert all(config_from_file(ChainsConfig, str(ROOT / path)).retriever == "bm25" for path in recipe["chains"])
 
