@@ -1,47 +1,68 @@
-"""MIND's claim, tested: fewer retrieval calls than fixed-interval retrieval at equal or better EM/F1.
+"""MIND's claim, tested: answers per retrieval call. Every trigger's operating point is chosen on
+validation questions by what a user pays for; the test questions are scored once.
 
-    python -m benchmarks.mind_eval [--questions 100] [--trace_questions 100] [--attention sentence] [--methods ...]
+    python -m benchmarks.mind_eval --split validation   # calibrate, sweep every trigger, choose; the curve
+    python -m benchmarks.mind_eval --split test         # the chosen points, once, on the test questions
+        [--call_cost 0.01 | --call_budget 2.0] [--attention sentence] [--methods ...]
 
 Calibration, never on an evaluated question: closed-book traces of the first `--trace_questions`
 questions of HotpotQA hipporag_train_100 (a training split), labelled per sentence
-(`training_data/traces.py`). `TriggerCalibrator` learns on 80% of the traced questions; on the
-sentences of the other 20%, the trigger's AUROC and F1 are reported against the hand-set values
-(α = β = 1) and DRAGIN's threshold at the median max S of the training sentences. Degenerate
-parameters are refused (not written): the calibrated methods are then skipped and the report says why.
+(`training_data/traces.py`). `TriggerCalibrator` learns α, β, γ, δ on 80% of the traced questions (no
+class weights: the labels as they are, with a price per retrieval); on the other 20%, the trigger's
+AUROC and F1 are reported against the hand-set values and DRAGIN's median threshold. A trigger that
+fires on every sentence is kept when most traced sentences need retrieval, and the report says so.
 
-Evaluation: the first `--questions` questions of HotpotQA ircot_dev_500 (the dev split) over their
-own context passages, BM25 (as in MIND's paper), 3 passages per retrieval, the packaged LM on the
-default backend, `--attention` for every signal (MIND's maxAttn); `--methods` (all but `kirag_mind`
-by default; `fixed_interval` always runs):
-- `fixed_interval`: retrieve at every sentence (the baseline of the paired tests);
-- `dragin`: a fixed threshold on max S, 1.0 and the training traces' median;
-- `mind` with the hand-set values (α = β = 1, γ = 1.0, δ = 0.2) and calibrated;
-- `kirag_mind`: `kirag+mind` calibrated, KiRAG's Aligner-only loop as the retriever (the
-  Aligner of configs/aligner/shared_cpu.yaml when trained), over triples extracted as it reaches
-  passages (slow on a CPU); every search of its inner loop is counted.
+Every method runs MIND's loop with BM25 (as in MIND's paper), 3 passages per retrieval, the packaged
+LM, `--attention` for every signal, and answers through the reader from its top 3 passages, as every
+other method of the project does, so the methods differ only in what they retrieve and when.
 
-Every run resumes: traces and predictions are appended as they are made, and the methods advance
-in blocks of `--block` questions, so a run cut short leaves them level; the table is written after
-every block, on the questions done so far. One process: llama.cpp uses every core, and two
-processes on them slow each other down badly.
+`--split validation`: HotpotQA ircot_dev_500 questions 101 to 100 + `--val_questions` over their own
+contexts (never evaluated on; no MIND setting was made on them). The sweep, the calls-F1 curve
+(`mind_curve.png` and its table in `mind_validation.md`):
+- `mind` calibrated and hand-set: θ scaled by s = `mind.threshold_scale` in `SCALES`;
+- `dragin`: θ at quantiles `QUANTILES` of the training traces' max S;
+- `random_trigger` at rates `RATES`, seeds `SEEDS` (the control: a trigger that knows nothing);
+- `fixed_interval`: every sentence.
+Each of mind calibrated, mind hand-set and dragin keeps its point of the highest objective: F1 minus
+`--call_cost` per retrieval call a question, or the highest F1 within `--call_budget` calls. At the
+calibrated point, the two faithful-signal options are ablations, each kept when its objective is higher:
+the entity confidence read from the reasoning's tokens (or the extraction output's), and MIND's refined
+sub-query (or the question plus entities). The choices go to `mind_validation.json`.
+
+`--split test`: the first `--questions` questions of ircot_dev_500, refused without choices for the
+same calibrated parameters. Fixed interval, the chosen points, `random_trigger` at the calibrated
+point's firing rate on validation (every seed of `SEEDS`: the paired test reads the mean over seeds per
+question, and each seed apart), and `kirag+mind` (the calibrated point, KiRAG's Aligner-only loop with
+`--aligner`, over the committed triples of these questions' contexts:
+`python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml`). Paired sign-flip tests, Holm
+within the family; per-question scores in `benchmarks/results/mind_eval/`.
+
+Every run resumes: predictions are appended as they are made, and the methods advance in blocks of
+`--block` questions, so a run cut short leaves them level. One process: llama.cpp uses every core.
 """
 
 import argparse
+import json
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import lightning as L
+import matplotlib.pyplot as plt
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-from benchmarks.common import ROOT, SHARED_DATA, commit_scores, machine, parse_args, write_results
-from core.records import split_held_out
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, write_results
+from core.records import content_digest, split_held_out
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
-from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig
-from evaluation.report import compare, cost_table, headline_table, markdown_table, significance_table
+from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, ReaderConfig
+from evaluation.predictions import read_predictions
+from evaluation.report import (compare, cost_table, headline_table, markdown_table, significance,
+                               significance_table)
 from evaluation.runner import evaluate
+from evaluation.scores import ScoredRun, read_run
 from evaluation.stats import p_text
 from models.trigger_calibrator import TriggerCalibrator, attention_key
 from models.uncertainty import MindParams, dynamic_threshold, max_rind_score
@@ -50,9 +71,16 @@ from training_data.traces import TracesConfig, build_traces, label_counts
 RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
 DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), None)
-ALIGNER = ROOT / "runs" / "aligner" / "musique" / "checkpoints" / "best.ckpt"
+KG = ROOT / "runs" / "kg" / "hotpotqa_ircot_dev_100"  # the first 100 dev questions' contexts, committed triples
+VALIDATION = "mind_validation"
 VAL_FRACTION, SEED = 0.2, 0
-METHODS = ("fixed_interval", "dragin", "dragin_median", "mind_hand_set", "mind_calibrated", "kirag_mind")
+SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+RATES = (0.25, 0.5, 0.75)
+SEEDS = (0, 1, 2)
+CHOSEN = ("mind calibrated", "mind hand-set", "dragin")  # the families whose point is chosen on validation
+METHODS = ("dragin", "mind_hand_set", "mind_calibrated", "random", "kirag_mind")
+
 
 def paths(attention: str) -> tuple[Path, Path]:
     """The traces (both attention kinds) and the calibrated parameters of `attention`."""
@@ -79,13 +107,16 @@ def sentence_rows(questions: list[dict], attention: str) -> tuple[torch.Tensor, 
     return max_rind_score(h, a, s, mask), h, a, mask, batch["sentence_label"]
 
 
-def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], float]:
+def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], list[float]]:
     """On the held-out traced questions' sentences: AUROC of max S − θ (NaN with one class) and F1 of
-    max S > θ, for the calibrated θ, the hand-set one, DRAGIN's median threshold (set on the
-    training traces) and fixed-interval retrieval (a θ below every score: fires always, ranks nothing)."""
+    max S > θ, for the calibrated θ, the hand-set one, DRAGIN's median threshold (set on the training
+    traces) and fixed-interval retrieval (a θ below every score: fires always, ranks nothing). Also
+    DRAGIN's thresholds: the `QUANTILES` of the training sentences' max S."""
     traces, _ = paths(attention)
     train, held = split_held_out(read_traces(traces), VAL_FRACTION, SEED)  # the calibration's own split
-    median = float(sentence_rows(train, attention)[0].median())
+    training_scores = sentence_rows(train, attention)[0]
+    quantiles = [float(q) for q in torch.quantile(training_scores, torch.tensor(QUANTILES))]
+    median = float(training_scores.median())
     score, h, a, mask, labels = sentence_rows(held, attention)
     thresholds = {"calibrated": dynamic_threshold(h, a, mask, learned.alpha, learned.beta),
                   "hand-set (α = β = 1)": dynamic_threshold(h, a, mask, 1.0, 1.0),
@@ -97,86 +128,269 @@ def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], flo
         rows.append({"trigger": name, "held-out sentences": len(labels), "needing retrieval": int(labels.sum()),
                      "AUROC": float(BinaryAUROC()(score - theta, labels.long())) if 0 < labels.mean() < 1 else math.nan,
                      "F1": float(BinaryF1Score()(fires, labels.long())), "fires on": float(fires.float().mean())})
-    return rows, median
+    return rows, quantiles
 
 
-def method_configs(questions: int, attention: str, median: float, calibrated: bool, methods: list[str]
-                   ) -> dict[str, EvalConfig]:
-    """The configs of `methods`, in table order (fixed interval first: the paired tests' baseline);
-    the calibrated methods only when the calibration was written."""
+# -- the configs -----------------------------------------------------------------------------------
+
+
+def base_config(data: DataConfig, attention: str, aligner: Path | None = None) -> EvalConfig:
+    """Every run's settings: BM25, 3 passages per retrieval, the reader on; KiRAG's over the committed KG."""
+    return EvalConfig(data=data, retriever="bm25", mind=MindConfig(retrieve_k=3, attention=attention),
+                      reader=ReaderConfig(enabled=True), kirag=KiRAGConfig(kg=str(KG), extract_missing=False),
+                      aligner=AlignerConfig(name=str(aligner)) if aligner and aligner.is_file() else AlignerConfig())
+
+
+def sweep_configs(base: EvalConfig, params: Path | None, quantiles: list[float]
+                  ) -> dict[str, tuple[str, float, EvalConfig]]:
+    """run key -> (family, the swept value, config): every point of the validation curve."""
+    points = {"fixed_interval": ("fixed interval", 1.0, replace(base, method="fixed_interval"))}
+    families = [("mind hand-set", None)] + ([("mind calibrated", str(params))] if params else [])
+    for family, with_params in families:
+        for s in SCALES:
+            mind = replace(base.mind, params=with_params, threshold_scale=s)
+            points[f"{family.replace(' ', '_')}_s{s:g}"] = (family, s, replace(base, method="mind", mind=mind))
+    for q, theta in zip(QUANTILES, quantiles, strict=True):
+        points[f"dragin_q{q:g}"] = ("dragin", theta, replace(base, method="dragin",
+                                                              mind=replace(base.mind, fixed_threshold=theta)))
+    for rate in RATES:
+        for seed in SEEDS:
+            mind = replace(base.mind, random_rate=rate, seed=seed)
+            points[f"random_r{rate:g}_seed{seed}"] = ("random", rate, replace(base, method="random_trigger", mind=mind))
+    return points
+
+
+def firing_rate(output_dir: str | Path) -> float:
+    """The share of a run's generated sentences with a word at which it retrieved (its trace)."""
+    steps = [step for p in read_predictions(Path(output_dir) / "predictions.jsonl").values() for step in p.trace or []
+             if not step.get("forced_answer") and step["sentence"].strip()]
+    return sum(bool(step["retrieve"]) for step in steps) / max(len(steps), 1)
+
+
+def objective(f1: float, calls: float, call_cost: float, call_budget: float | None) -> float:
+    """What a user gets for what they pay: F1 minus `call_cost` per retrieval call a question, or, with a
+    `call_budget`, F1 within that many calls a question (-inf above it)."""
+    if call_budget is not None:
+        return f1 if calls <= call_budget else -math.inf
+    return f1 - call_cost * calls
+
+
+def best_point(points: list[dict], call_cost: float, call_budget: float | None) -> dict:
+    """The point of the highest objective; on a tie, the one of fewer calls, then the first."""
+    return max(points, key=lambda p: (objective(p["f1"], p["retrieval_calls"], call_cost, call_budget),
+                                      -p["retrieval_calls"]))
+
+
+# -- validation: sweep, choose, draw ----------------------------------------------------------------------
+
+
+def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], quantiles: list[float]) -> None:
+    _, params = paths(args.attention)
+    data = replace(DEV, offset=100, limit=args.val_questions)
+    base = base_config(data, args.attention, args.aligner)
+    points = sweep_configs(base, params if calibration["written"] else None, quantiles)
+    for key, (_, _, config) in points.items():
+        config.output_dir = str(RUNS / "validation" / args.attention / key)
+    for until in [*range(args.block, args.val_questions, args.block), args.val_questions]:
+        for _, _, config in points.values():
+            evaluate(config, until)
+    rows = []
+    for key, (family, value, config) in points.items():
+        summary = read_run(config.output_dir).summary()
+        rows.append({"run": key, "family": family, "value": value, "f1": summary["f1"], "em": summary["em"],
+                     "recall@5": summary["recall@5"], "retrieval_calls": summary["retrieval_calls"],
+                     "fires on": firing_rate(config.output_dir), "questions": int(summary["questions"])})
+    chosen = {family: best_point([r for r in rows if r["family"] == family], args.call_cost, args.call_budget)
+              for family in CHOSEN if any(r["family"] == family for r in rows)}
+    ablations = []
+    if "mind calibrated" in chosen:
+        point = points[chosen["mind calibrated"]["run"]][2]
+        options = {}
+        for name, setting, other in (("entity signals", "entity_signals", "extraction"),
+                                     ("sub-query", "subquery", "refined")):
+            config = replace(point, mind=replace(point.mind, **{setting: other}),
+                             output_dir=str(RUNS / "validation" / args.attention / f"ablation_{setting}_{other}"))
+            for until in [*range(args.block, args.val_questions, args.block), args.val_questions]:
+                evaluate(config, until)
+            summary = read_run(config.output_dir).summary()
+            kept = chosen["mind calibrated"]
+            ours, theirs = (objective(r["f1"], r["retrieval_calls"], args.call_cost, args.call_budget)
+                            for r in (kept, summary))
+            options[setting] = other if theirs > ours else getattr(point.mind, setting)
+            ablations.append({"ablation": f"{name}: {getattr(point.mind, setting)} -> {other}",
+                              "f1": summary["f1"], "retrieval_calls": summary["retrieval_calls"],
+                              "f1 at the chosen point": kept["f1"],
+                              "calls at the chosen point": kept["retrieval_calls"],
+                              "kept": options[setting]})
+        chosen["mind calibrated"] = {**chosen["mind calibrated"], **options}
+    write_validation(args, rows, chosen, ablations, calibration, triggers, params)
+
+
+def draw_curve(rows: list[dict], path: Path) -> None:
+    """Retrieval calls against F1 and R@5, a line per family (random: the mean over seeds at each rate)."""
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for family in dict.fromkeys(r["family"] for r in rows):
+        group: dict[float, list[dict]] = {}
+        for r in rows:
+            if r["family"] == family:
+                group.setdefault(r["value"], []).append(r)
+        points = sorted(((sum(r["retrieval_calls"] for r in g) / len(g), sum(r["f1"] for r in g) / len(g),
+                          sum(r["recall@5"] for r in g) / len(g)) for g in group.values()))
+        for ax, index in ((axes[0], 1), (axes[1], 2)):
+            ax.plot([p[0] for p in points], [100 * p[index] for p in points], marker="o", label=family)
+    for ax, name in zip(axes, ("F1", "R@5"), strict=True):
+        ax.set_xlabel("retrieval calls per question")
+        ax.set_ylabel(f"{name} (%)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def write_validation(args, rows, chosen, ablations, calibration, triggers, params: Path) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    draw_curve(rows, RESULTS / "mind_curve.png")
+    rule = (f"the highest F1 within {args.call_budget:g} retrieval calls a question" if args.call_budget is not None
+            else f"the highest F1 − {args.call_cost:g} × retrieval calls a question")
+    learned = calibration["learned"]
+    values = ", ".join(f"{k} {v:.3g}" for k, v in vars(learned).items() if isinstance(v, float))
+    traces, _ = paths(args.attention)
+    labels = label_counts(read_traces(traces))
+    shown = [{k: v for k, v in r.items() if k != "family"} | {"family": r["family"]} for r in rows]
+    choice_rows = [{"family": f, "run": c["run"], "value": c["value"], "f1": c["f1"],
+                    "retrieval_calls": c["retrieval_calls"], "fires on": c["fires on"]} for f, c in chosen.items()]
+    markdown = (
+        "# MIND: operating points chosen on validation questions\n\n"
+        f"Split: HotpotQA ircot_dev_500 questions 101-{100 + args.val_questions} over their own contexts (validation: "
+        "never scored as test); the calibration on HotpotQA hipporag_train_100 traces. BM25, 3 passages per "
+        f"retrieval, {args.attention} attention, every answer from the reader on the method's top 3 passages. "
+        f"Machine: {machine()}.\n\n"
+        f"Calibration: {labels['sentences']} traced sentences, {labels['sentences_needing_retrieval']} labelled as "
+        f"needing retrieval; {labels['entities']} entities, {labels['useful_entities']} useful; learned {values}; "
+        + ("written" if calibration["written"] else "refused as degenerate, so no calibrated point") + ".\n\n"
+        "## The trigger on held-out traced sentences\n\n" + markdown_table(triggers, list(triggers[0]))
+        + f"\n## The curve\n\n![calls against F1 and R@5](mind_curve.png)\n\nValue: θ's scale s for MIND, θ for "
+        "DRAGIN, the rate for random triggering (one row per seed). F1, EM and R@5 in %.\n\n"
+        + markdown_table(shown, ["family", "run", "value", "questions", "retrieval_calls", "fires on", "f1", "em",
+                                 "recall@5"])
+        + f"\n## Chosen: {rule}\n\n" + markdown_table(choice_rows, list(choice_rows[0]))
+        + ("\n## Faithful-signal ablations at the calibrated point\n\n" + markdown_table(ablations, list(ablations[0]))
+           if ablations else ""))
+    flat = {"rule": rule, "params_digest": content_digest(params) if params.is_file() else None,
+            "attention": args.attention, "val_questions": args.val_questions}
+    flat |= {f"curve.{r['run']}.{k}": v for r in rows for k, v in r.items() if isinstance(v, int | float)}
+    flat |= {f"choice.{f}.{k}": v for f, c in chosen.items() for k, v in c.items()}
+    write_results(VALIDATION, markdown, flat)
+
+
+# -- test: the chosen points, once ---------------------------------------------------------------------
+
+
+def choices(attention: str) -> dict:
+    """The validation choices, refused when missing or made for other calibrated parameters."""
+    path = RESULTS / f"{VALIDATION}.json"
+    if not path.is_file():
+        sys.exit(f"{path} is missing: run `python -m benchmarks.mind_eval --split validation` first")
+    flat = json.loads(path.read_text())
     _, params = paths(attention)
-    base = EvalConfig(data=replace(DEV, limit=questions), retriever="bm25", mind=MindConfig(retrieve_k=3, attention=attention),
-                      kirag=KiRAGConfig(kg=str(RUNS / "kg")),
-                      aligner=AlignerConfig(name=str(ALIGNER)) if ALIGNER.is_file() else AlignerConfig())
-    runs = {"fixed_interval": replace(base, method="fixed_interval", name="fixed interval (every sentence)"),
-            "dragin": replace(base, method="dragin", name="DRAGIN-style fixed threshold 1.0"),
-            "dragin_median": replace(base, method="dragin", mind=replace(base.mind, fixed_threshold=median),
-                                     name=f"DRAGIN-style fixed threshold {median:.3g} (median of the traces)"),
-            "mind_hand_set": replace(base, method="mind", name="mind, hand-set (α=β=1, γ=1.0, δ=0.2)")}
-    if calibrated:
-        with_params = replace(base.mind, params=str(params))
-        runs["mind_calibrated"] = replace(base, method="mind", mind=with_params, name="mind, calibrated")
-        runs["kirag_mind"] = replace(base, method="kirag+mind", mind=with_params, name="kirag+mind, calibrated")
-    runs = {key: config for key, config in runs.items() if key == "fixed_interval" or key in methods}
+    digest = content_digest(params) if params.is_file() else None
+    if flat["attention"] != attention or flat["params_digest"] != digest:
+        sys.exit(f"{path} holds choices for other calibrated parameters or attention: run --split validation again")
+    return flat
+
+
+def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConfig]:
+    """The test runs, in table order (fixed interval first: the paired tests' baseline)."""
+    _, params = paths(args.attention)
+    base = base_config(replace(DEV, limit=args.questions), args.attention, args.aligner)
+    runs = {"fixed_interval": replace(base, method="fixed_interval", name="fixed interval (every sentence)")}
+    if "dragin" in args.methods and "choice.dragin.value" in flat:
+        theta = flat["choice.dragin.value"]
+        runs["dragin"] = replace(base, method="dragin", mind=replace(base.mind, fixed_threshold=theta),
+                                 name=f"DRAGIN θ = {theta:.3g}")
+    if "mind_hand_set" in args.methods and "choice.mind hand-set.value" in flat:
+        s = flat["choice.mind hand-set.value"]
+        runs["mind_hand_set"] = replace(base, method="mind", mind=replace(base.mind, threshold_scale=s),
+                                        name=f"mind hand-set, θ x{s:g}")
+    if "choice.mind calibrated.value" in flat:
+        s = flat["choice.mind calibrated.value"]
+        calibrated = replace(base.mind, params=str(params), threshold_scale=s,
+                             entity_signals=flat["choice.mind calibrated.entity_signals"],
+                             subquery=flat["choice.mind calibrated.subquery"])
+        if "mind_calibrated" in args.methods:
+            runs["mind_calibrated"] = replace(base, method="mind", mind=calibrated, name=f"mind calibrated, θ x{s:g}")
+        if "random" in args.methods:
+            rate = round(flat["choice.mind calibrated.fires on"], 3)
+            for seed in SEEDS:
+                runs[f"random_seed{seed}"] = replace(base, method="random_trigger",
+                                                     mind=replace(base.mind, random_rate=rate, seed=seed),
+                                                     name=f"random trigger at {rate:.0%}, seed {seed}")
+        if "kirag_mind" in args.methods:
+            runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated")
     for key, config in runs.items():
-        config.output_dir = str(RUNS / f"{attention}-q{questions}" / key)
+        config.output_dir = str(RUNS / "test" / f"{args.attention}-q{args.questions}" / key)
     return runs
 
 
-def main(args: argparse.Namespace) -> None:
-    calibration = calibrate(args.trace_questions, args.attention)
-    learned = calibration["learned"]
-    triggers, median = trigger_report(args.attention, learned)
-    configs = method_configs(args.questions, args.attention, median, calibration["written"], args.methods)
-    traces, _ = paths(args.attention)
-    labels = label_counts(read_traces(traces))
-    values = ", ".join(f"{k} {v:.3g}" for k, v in vars(learned).items() if isinstance(v, float))
-    verdict = ("calibrated parameters written" if calibration["written"] else
-               "the calibrated parameters were degenerate and refused, so no calibrated method ran (see the log)")
-    preamble = ("# MIND: when to retrieve\n\n"
-                "Split: calibration on HotpotQA hipporag_train_100 (training) traces, its trigger figures on the "
-                "held-out fifth of them; every method scored once on the test questions below (HotpotQA dev), "
-                "nothing chosen on them.\n\n"
-                f"Calibration: closed-book traces of the first {args.trace_questions} HotpotQA hipporag_train_100 "
-                f"questions: {labels['sentences']} sentences, {labels['sentences_needing_retrieval']} labelled as "
-                f"needing retrieval (per sentence: unsupported or changed claims), {labels['entities']} entities, "
-                f"{labels['useful_entities']} useful; {args.attention} attention; learned {values}; {verdict}.\n\n"
-                f"## The trigger on held-out traced questions ({VAL_FRACTION:.0%} of them)\n\n"
-                + markdown_table(triggers, list(triggers[0])))
-    flat = {f"trigger.{row['trigger']}.{k}": v for row in triggers for k, v in row.items() if k != "trigger"}
-    flat |= {f"calibrated.{k}": v for k, v in vars(learned).items()} | {f"trace_{k}": v for k, v in labels.items()}
+def seed_mean(runs: list[ScoredRun], label: str) -> ScoredRun:
+    """Per question, the mean of each figure over the runs (seeds) that have it."""
+    scores = {}
+    for q in runs[0].scores:
+        scores[q] = {}
+        for metric in runs[0].scores[q]:
+            values = [r.scores[q][metric] for r in runs if r.scores.get(q, {}).get(metric) is not None]
+            scores[q][metric] = sum(values) / len(values) if values else None
+    return ScoredRun(label, runs[0].corpus, scores, "")
+
+
+def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
+    flat = choices(args.attention)
+    if "kirag_mind" in args.methods and not KG.is_dir():
+        sys.exit(f"{KG} is missing: python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml")
+    configs = test_run_configs(args, flat)
     for until in [*range(args.block, args.questions, args.block), args.questions]:
         for config in configs.values():  # the methods advance side by side
             evaluate(config, until)
-        write_table(args, preamble, flat, configs, triggers)  # after every block, on the questions done
+    write_test(args, flat, configs, triggers)
 
 
-def write_table(args: argparse.Namespace, preamble: str, flat: dict, configs: dict[str, EvalConfig],
-                triggers: list[dict]) -> None:
-    """The calibration's `preamble` and `flat` figures, then the methods side by side on the questions
-    done, and what each spends and gains against fixed interval."""
+def write_test(args, flat: dict, configs: dict[str, EvalConfig], triggers: list[dict]) -> None:
     result = compare([c.output_dir for c in configs.values()],
-                     str(RUNS / f"{args.attention}-q{args.questions}" / "compare"))
+                     str(RUNS / "test" / f"{args.attention}-q{args.questions}" / "compare"))
     commit_scores("mind_eval", {key: c.output_dir for key, c in configs.items()})
-    rows, tests = result["runs"], {t["method"]: t for t in result["paired"] if t["metric"] == "f1"}
+    runs = {key: read_run(c.output_dir) for key, c in configs.items()}
+    rows = result["runs"]
     fixed = rows[0]
     for row in rows:
         row["calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)
-        row["f1 test"] = tests.get(row["method"])
-    done = int(fixed["questions"])
-    so_far = f" (of a run of {args.questions}, cut short)" if done < args.questions else ""
+    family = [(runs[k], runs["fixed_interval"], "f1") for k in runs if k != "fixed_interval"]
+    seeds = [runs[k] for k in runs if k.startswith("random_seed")]
+    if seeds and "mind_calibrated" in runs:
+        random_mean = seed_mean(seeds, f"random trigger, mean of {len(seeds)} seeds")
+        family += [(runs["mind_calibrated"], random_mean, "f1"), (runs["mind_calibrated"], random_mean, "recall@5")]
+        family += [(runs["mind_calibrated"], seed, "f1") for seed in seeds]
+    tests = significance(family)
+    by_method = {t["method"]: t for t in tests if t["against"] == runs["fixed_interval"].method}
+    for row in rows:
+        row["f1 test"] = by_method.get(row["method"])
     labelled = [(row["method"], row) for row in rows]
-    markdown = (preamble + f"\n## Retrieval and answers\n\nHotpotQA ircot_dev_500 (dev), first {done} questions{so_far} over "
-                "their own context passages; BM25, 3 passages per retrieval; packaged Qwen2.5-Coder-0.5B-Instruct. "
-                f"EM, F1 and recall in %, with 95% BCa bootstrap intervals. Machine: {machine()}.\n\n"
-                + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
-                + "\n### Paired against fixed interval\n\nSign-flip tests on the same questions, differences in points, "
-                f"p adjusted by Holm over the {len(result['paired'])} comparisons.\n\n"
-                + significance_table(result["paired"]) + against_fixed_interval(rows, triggers))
-    flat = flat | {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items()
-                   if isinstance(v, int | float)}
-    flat |= {f"paired.{i}.{field}": value for i, test in enumerate(result["paired"]) for field, value in test.items()}
-    write_results("mind_eval", markdown, {"setup": markdown.split("\n\n")[1], **flat})
+    done = int(fixed["questions"])
+    markdown = (
+        "# MIND: when to retrieve (test questions)\n\n"
+        f"Split: HotpotQA ircot_dev_500, first {done} questions over their own contexts, scored once; every "
+        f"operating point chosen on validation ({VALIDATION}.md: {flat['rule']}). BM25, 3 passages per retrieval; "
+        f"{args.attention} attention; every answer from the reader on the method's top 3 passages (packaged "
+        f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}.\n\n"
+        + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
+        + "\n### Paired tests\n\nSign-flip tests on the same questions, differences in points, p adjusted by Holm "
+        f"over the {len(tests)} comparisons. Random triggering fires at the calibrated point's validation rate; "
+        "its mean over seeds is the per-question mean of their scores.\n\n"
+        + significance_table(tests) + against_fixed_interval(rows, triggers))
+    out = {"setup": markdown.split("\n\n")[1]}
+    out |= {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
+    out |= {f"paired.{i}.{field}": value for i, t in enumerate(tests) for field, value in t.items()}
+    write_results("mind_eval", markdown, out)
 
 
 def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
@@ -199,13 +413,31 @@ def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
     return "\n## Against fixed interval\n\n" + "\n".join(lines) + "\n"
 
 
+def main(args: argparse.Namespace) -> None:
+    calibration = calibrate(args.trace_questions, args.attention)
+    triggers, quantiles = trigger_report(args.attention, calibration["learned"])
+    if args.split == "validation":
+        validate(args, calibration, triggers, quantiles)
+    else:
+        score_test(args, triggers)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--split", choices=("validation", "test"), required=True)
+    parser.add_argument("--questions", type=int, default=100, help="test questions")
+    parser.add_argument("--val_questions", type=int, default=30, help="validation questions (ircot_dev_500 101-)")
     parser.add_argument("--trace_questions", type=int, default=100)
     parser.add_argument("--attention", choices=("raw", "sentence"), default="sentence")
+    parser.add_argument("--call_cost", type=float, default=0.01,
+                        help="F1 (0-1) a user gives up for one more retrieval call a question")
+    parser.add_argument("--call_budget", type=float, default=None,
+                        help="instead of a cost: the most retrieval calls a question; the highest F1 within it")
+    parser.add_argument("--aligner", type=Path, default=ROOT / "runs/aligner/multi/checkpoints/best.ckpt",
+                        help="kirag+mind's Aligner (the released CPU recipe's)")
     parser.add_argument("--block", type=int, default=10,
                         help="every method answers this many questions before the next block begins")
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=[m for m in METHODS if m != "kirag_mind"],
-                        help="the methods to run beside fixed_interval (kirag_mind extracts triples on demand: slow)")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
+                        help="the methods to run beside fixed_interval on test (kirag_mind: KiRAG's loop at each "
+                             "retrieval, slow on a CPU)")
     main(parse_args(parser))

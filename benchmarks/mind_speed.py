@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.common import machine, parse_args, write_results
-from benchmarks.mind_eval import method_configs
+from benchmarks.mind_eval import DEV, base_config
 from evaluation.factory import build_method
 from evaluation.report import markdown_table
 
@@ -32,7 +32,8 @@ SPLIT = (  # which questions the figures stand on
 
 
 def main(args: argparse.Namespace) -> None:
-    config = method_configs(args.questions, "sentence", 1.0, False, [])["fixed_interval"]
+    base = base_config(replace(DEV, limit=args.questions), "sentence")
+    config = replace(base, method="fixed_interval", reader=replace(base.reader, enabled=False))  # the loop alone
     if replace(config.lm, backend="auto").resolved_backend() != "llama_cpp":
         sys.exit("llama-cpp-python is not installed (`make install` builds it)")
     benchmark = config.data.load()

@@ -24,7 +24,8 @@ from inference.retrievers import HybridConfig, RetrieverKind
 from models.encoder import EncoderConfig
 from models.lm.config import LMConfig
 
-MethodName = Literal["rag", "rag+rerank", "mdr", "ircot", "kirag", "fixed_interval", "dragin", "mind", "kirag+mind"]
+MethodName = Literal["rag", "rag+rerank", "mdr", "ircot", "kirag", "fixed_interval", "random_trigger", "dragin", "mind",
+                     "kirag+mind"]
 METHODS = get_args(MethodName)
 
 
@@ -128,7 +129,7 @@ class EvalConfig:
     reader: ReaderConfig = field(default_factory=ReaderConfig)
     """the reader that answers from a method's top passages"""
     mind: MindConfig = field(default_factory=MindConfig)
-    """MIND's loop (methods fixed_interval, dragin, mind, kirag+mind)"""
+    """MIND's loop (methods fixed_interval, random_trigger, dragin, mind, kirag+mind)"""
     top_k: int = 10
     """passages kept per question"""
     batch_size: int = 32
@@ -159,8 +160,19 @@ class EvalConfig:
                 options.append(f"ranking {r.triple_weight:g}/{r.retrieval_weight:g}/{r.text_weight:g}")
             return f"kirag {', '.join(options)} ({Path(self.aligner.name).name}, {self.retriever})"
         if self.method in ("mind", "kirag+mind"):
-            params = "calibrated" if self.mind.params else "hand-set"
-            return f"{self.method} {params}, {self.mind.entity_filter} ({self.retriever})"
+            m = self.mind
+            options = ["calibrated" if m.params else "hand-set", m.entity_filter]
+            if m.threshold_scale != 1:
+                options.append(f"θ x{m.threshold_scale:g}")
+            if m.entity_signals != "reasoning":
+                options.append(f"{m.entity_signals} signals")
+            if m.subquery != "entities":
+                options.append(f"{m.subquery} sub-query")
+            return f"{self.method} {', '.join(options)} ({self.retriever})"
+        if self.method == "dragin":
+            return f"dragin θ {self.mind.fixed_threshold:g} ({self.retriever})"
+        if self.method == "random_trigger":
+            return f"random_trigger rate {self.mind.random_rate:g} seed {self.mind.seed} ({self.retriever})"
         if self.method == "rag+rerank":
             return f"rag+rerank weight {self.rerank.weight:g} ({Path(self.aligner.name).name}, {self.retriever})"
         budget = {"mdr": self.mdr.budget, "ircot": self.ircot.budget}.get(self.method)

@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 KG_METHODS = ("kirag", "kirag+mind")  # the methods that read the KG store
 
-MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "dragin": "fixed", "mind": "dynamic",
-                                     "kirag+mind": "dynamic"}
+MIND_TRIGGERS: dict[str, Trigger] = {"fixed_interval": "always", "random_trigger": "random", "dragin": "fixed",
+                                     "mind": "dynamic", "kirag+mind": "dynamic"}
 
 
 def build_retriever(config: EvalConfig, benchmark: Benchmark) -> Retriever:
@@ -87,8 +87,9 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
     else:
         search = PassageSearch(retriever, passages)
     params = MindParams.load(config.mind.params) if config.mind.params else None
-    return MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method], params=params, settings=config.mind,
+    mind = MindRAG(lm, search, trigger=MIND_TRIGGERS[config.method], params=params, settings=config.mind,
                    k=config.top_k)
+    return with_reader(config, mind, lm, passages)
 
 
 def aligner_encoder(config: EvalConfig, passage_max_length: int | None = None) -> Encoder:
@@ -110,7 +111,8 @@ def passage_scorer(config: EvalConfig, passage_max_length: int, passages: dict[s
 
 
 def with_reader(config: EvalConfig, method: Method, lm: LanguageModel, passages: dict[str, Passage]) -> Method:
-    """`method` followed by the reader when `reader.enabled` (MIND methods answer by themselves)."""
+    """`method` followed by the reader when `reader.enabled`: for MIND's methods too, whose own generated
+    answer it replaces, so that every method answers in the same way from what it retrieved."""
     if not config.reader.enabled:
         return method
     return ReadingMethod(method, Reader(lm, config.reader), passages)

@@ -17,8 +17,10 @@ keep no entity" (α, β < 0; δ < 0 with τ above γ). What keeps it from that:
   attention of the entities' tokens. The optimiser moves unitless values, and α = m_A·ᾱ,
   β = m_H·β̄, δ = δ̄/m_E, T = m_H·m_A·T̄: that is the same decision on H/m_H and maxAttn/m_A, so
   ᾱ = β̄ = 1 puts θ at about 2 for a typical sentence, against S ≈ 1 for a typical word;
-- class weights: BCE with pos_weight = negatives/positives of the training labels, for the trigger
-  and the entities (1 when a class is absent), so a rare class is not simply given up;
+- class weights, only with `balance_classes`: BCE with pos_weight = negatives/positives of the training
+  labels, for the trigger and the entities (1 when a class is absent), so a rare class is not simply
+  given up. Off by default: balanced, a trigger cannot learn what the labels say when most sentences
+  need retrieval (93% of them in mind_eval's traces), and `cost` is the price that trades calls away;
 - the trigger's temperature learned (a log T̄ parameter): it sets the relaxation's sharpness, not the
   hard decision. T_e stays at `temperature`: scaling γ, δ, τ and T_e together changes neither the
   entity decision nor its loss, so T_e only fixes the scale of γ, δ, τ (the decision reads their ratios).
@@ -28,8 +30,10 @@ for fewer calls. Validation logs, for both decisions, AUROC of the relaxed proba
 rate of the hard decision, and the share of positive labels. `params()` and the checkpoint
 (`mind_params`) give the values in the formulas' own units, with the attention kind they hold.
 
-At fit end, `check` refuses degenerate values (a trigger that fires on every sentence or on none,
-a threshold no entity reaches): they are logged and not written. `MindParams.save` writes the
+At fit end, `check` refuses degenerate values (a trigger that fires on no sentence, or on every one
+while most are labelled as not needing retrieval; a threshold no entity reaches): they are logged and
+not written. A trigger that fires on every sentence where most need retrieval is what the data asks
+for: it is written, with a warning that says so. `MindParams.save` writes the
 small JSON that the MIND loop loads (`--mind.params`).
 """
 
@@ -74,27 +78,35 @@ def _rows(batch: dict[str, Tensor], prefix: str, attention: Attention) -> tuple[
     return (h, batch[key], *rest)
 
 
-def check(params: MindParams, batches: Iterable[dict[str, Tensor]]) -> None:
+def check(params: MindParams, batches: Iterable[dict[str, Tensor]]) -> str | None:
     """Raise `DegenerateParams` when, on these collated traces (`datamodules.trigger_traces.collate`), MIND's
-    hard trigger fires on every sentence or on none, or no entity reaches the threshold (conf ≥ τ)."""
+    hard trigger fires on no sentence, or on every one while most are labelled as not needing retrieval, or
+    no entity reaches the threshold (conf ≥ τ). A trigger that fires on every sentence where most need
+    retrieval is sound: the note that says so is returned (None otherwise)."""
     attention = params.attention or "raw"
-    fired = sentences = 0
+    fired = sentences = positives = 0
     best = -math.inf  # the highest entity confidence
     for batch in batches:
         h, a, s, mask = _rows(batch, "sentence", attention)
         if len(h):
             fired += int((trigger_logits(h, a, s, mask, params.alpha, params.beta, 1.0) > 0).sum())
             sentences += len(h)
+            positives += int(batch["sentence_label"].sum())
         h, a, mask = _rows(batch, "entity", attention)
         if len(h):
             best = max(best, float(entity_confidence(h, a, mask, params.gamma, params.delta).max()))
     values = f"α = {params.alpha:.4g}, β = {params.beta:.4g}"
-    if sentences and fired in (0, sentences):
-        raise DegenerateParams(f"the trigger fires on {'every one' if fired else 'none'} of the {sentences} "
-                               f"sentences ({values}, {attention} attention)")
     if params.threshold is not None and best != -math.inf and best < params.threshold:
         raise DegenerateParams(f"no entity can pass: the threshold {params.threshold:.4g} is above the highest "
                                f"confidence on the data, {best:.4g} (γ = {params.gamma:.4g}, δ = {params.delta:.4g})")
+    if not sentences or 0 < fired < sentences:
+        return None
+    needing = f"{positives} of them labelled as needing retrieval"
+    if fired and 2 * positives > sentences:
+        return (f"the trigger fires on every one of the {sentences} sentences, as the labels ask ({needing}; "
+                f"{values}, {attention} attention): MIND retrieves at every sentence, like fixed interval")
+    raise DegenerateParams(f"the trigger fires on {'every one' if fired else 'none'} of the {sentences} sentences "
+                           f"({needing}; {values}, {attention} attention)")
 
 
 def inverse_softplus(x: float) -> float:
@@ -110,6 +122,7 @@ class TriggerCalibrator(L.LightningModule):
             be set (it is learned too), between 0 and γ + δ.
         temperature: the starting T̄ of the trigger (learned) and T_e of the entities (fixed).
         cost: the price of one retrieval, in units of the BCE loss.
+        balance_classes: weight each decision's classes inversely to their counts (see the module docstring).
         entity_weight: the weight of the entity loss against the trigger loss.
         lr: Adam's learning rate.
         attention: the kind of maxAttn to calibrate (MIND must read the same: `mind.attention`).
@@ -121,6 +134,7 @@ class TriggerCalibrator(L.LightningModule):
         initial: MindParams = MindParams(threshold=0.5),
         temperature: float = 0.1,
         cost: float = 0.0,
+        balance_classes: bool = False,
         entity_weight: float = 1.0,
         lr: float = 0.05,
         attention: Attention = "raw",
@@ -138,8 +152,8 @@ class TriggerCalibrator(L.LightningModule):
         if attention not in ATTENTION_KINDS:
             raise ValueError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {attention!r}")
         self.save_hyperparameters({"initial": asdict(initial), "temperature": temperature, "cost": cost,
-                                   "entity_weight": entity_weight, "lr": lr, "attention": attention,
-                                   "params_path": params_path})
+                                   "balance_classes": balance_classes, "entity_weight": entity_weight, "lr": lr,
+                                   "attention": attention, "params_path": params_path})
         raw = {name: inverse_softplus(getattr(initial, name)) for name in ("alpha", "beta", "gamma", "delta")}
         share = initial.threshold / (initial.gamma + initial.delta)
         raw |= {"threshold": math.log(share / (1 - share)), "log_temperature": math.log(temperature)}
@@ -204,7 +218,8 @@ class TriggerCalibrator(L.LightningModule):
                   "u": u or 1.0, "v": v or 1.0}
         for kind in KINDS:
             negatives, positives = labels[kind].tolist()
-            values[f"pos_weight_{kind}"] = negatives / positives if negatives and positives else 1.0
+            balanced = self.hparams.balance_classes and negatives and positives
+            values[f"pos_weight_{kind}"] = negatives / positives if balanced else 1.0
         for name, value in values.items():
             getattr(self, name).fill_(float(value))
         self.standardised.fill_(True)
@@ -287,10 +302,12 @@ class TriggerCalibrator(L.LightningModule):
             return
         data = self.trainer.datamodule
         try:
-            check(self.params(), [*data.train_dataloader(), *data.val_dataloader()])
+            note = check(self.params(), [*data.train_dataloader(), *data.val_dataloader()])
         except DegenerateParams as error:
             where = f"{self.hparams.params_path} not written" if self.hparams.params_path else "degenerate parameters"
             log.warning("%s: %s", where, error)
             return
+        if note:
+            log.warning("%s", note)
         if self.hparams.params_path:
             self.params().save(self.hparams.params_path)

@@ -16,6 +16,7 @@ from inference.kirag_ranking import RankingConfig
 from inference.memory import Memory
 from inference.methods import SingleShotRAG
 from inference.mind import MindRAG
+from inference.reader import Reader
 from models.encoder import EncoderConfig
 from models.lm.config import LMConfig
 from models.packaged import resolve_gguf
@@ -306,7 +307,7 @@ def test_a_changed_aligner_at_the_same_path_is_refused_not_resumed(tmp_path, kir
 TRIPLE = re.compile(r"^<[^;<>]+; [^;<>]+; [^;<>]+>$")
 
 
-@pytest.mark.parametrize("method", ["fixed_interval", "dragin", "mind", "kirag+mind"])
+@pytest.mark.parametrize("method", ["fixed_interval", "random_trigger", "dragin", "mind", "kirag+mind"])
 def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, make_tiny_lm, monkeypatch):
     lm = make_tiny_lm()
     out = tmp_path / "run"
@@ -315,7 +316,7 @@ def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, ma
     params = MindParams(alpha=0.0, beta=0.0).save(tmp_path / "trigger.json")
     args = kirag_args + ["--method", method, "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
                          "--mind.max_sentences", "2", "--mind.fixed_threshold", "0.0", "--mind.params", str(params),
-                         "--output_dir", str(out)]
+                         "--mind.random_rate", "1.0", "--output_dir", str(out)]
     batches, predict = [], MindRAG.predict
     monkeypatch.setattr(MindRAG, "predict", lambda self, qs: batches.append(len(qs)) or predict(self, qs))
     facts, add = [], Memory.add
@@ -335,7 +336,7 @@ def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, ma
         assert all(1 <= n <= 2 if method == "kirag+mind" else n == 1 for n in searches), searches
         assert len({pid for pid, _ in p["passages"]}) == len(p["passages"]) <= 10
         for step in sentences:
-            if method == "fixed_interval":  # every sentence with a word retrieves
+            if method in ("fixed_interval", "random_trigger"):  # every sentence with a word retrieves (rate 1)
                 assert step["retrieve"] == bool(re.search(r"\S", step["sentence"])), step
             elif step["word"] is None:  # no word at all (the generation ended): nothing to decide on
                 assert not step["retrieve"] and not step["sentence"].strip(), step
@@ -353,6 +354,27 @@ def test_mind_methods_end_to_end_with_a_tiny_lm(method, tmp_path, kirag_args, ma
         assert all(TRIPLE.match(f.text) and f.source == "kirag" for f in facts), facts
     else:  # the passages themselves, as "title: text"
         assert all(f.text == f"{passages[f.source].title}: {passages[f.source].text}" for f in facts), facts
+
+
+def test_mind_answers_through_the_reader_from_its_top_passages(tmp_path, kirag_args, make_tiny_lm, monkeypatch):
+    lm = make_tiny_lm()
+    args = kirag_args + ["--method", "fixed_interval", "--lm.name", save_tiny(lm.model, lm.tokenizer, tmp_path / "lm"),
+                         "--mind.max_sentences", "1", "--reader.top_k", "2"]
+    read = []
+
+    def answer(self, questions, contexts):
+        read.extend([p.id for p in c[: self.settings.top_k]] for c in contexts)  # what the reader reads
+        return ["read"] * len(questions), [0] * len(questions)
+
+    monkeypatch.setattr(Reader, "answer", answer)
+    assert main(args + ["--output_dir", str(tmp_path / "own")]) == 0
+    assert main(args + ["--output_dir", str(tmp_path / "read"), "--reader.enabled", "true"]) == 0
+    (_, own), (_, predictions) = run_files(tmp_path / "own"), run_files(tmp_path / "read")
+    assert [p["answer"] for p in predictions] == ["read"] * 3 and all(p["answer"] != "read" for p in own)
+    assert read == [[pid for pid, _ in p["passages"][:2]] for p in predictions]  # one answer step for every method
+    for mine, reader in zip(own, predictions, strict=True):  # the same retrieval, and one LLM call more
+        assert reader["passages"] == mine["passages"] and reader["trace"] == mine["trace"]
+        assert reader["llm_calls"] == mine["llm_calls"] + 1
 
 
 def test_compare_puts_runs_side_by_side(tmp_path, kirag_args):

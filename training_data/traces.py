@@ -12,7 +12,8 @@ file calibrates either. Labelling, from a closed-book run of the LM on training 
   passages as MIND's memory, makes other claims. So a sentence without claims (restating the
   question, say) is labelled 0 unless the gold passages make the LM state something; this costs
   one more generation per sentence;
-- an entity (extracted by prompt from the question and the closed-book reasoning) is useful when
+- an entity (extracted by prompt from the question and the closed-book reasoning; its signals read
+  where MIND reads them, `entity_signals`, and the place recorded as `source`) is useful when
   it occurs, as a whole-word sequence, in a gold passage or in a gold answer, or a gold answer
   occurs in it.
 """
@@ -35,7 +36,7 @@ from core.text import STOPWORDS, contains_words, tokens
 from core.types import Passage, Question
 from datamodules.loaders import DataConfig
 from inference.memory import Fact, Memory
-from inference.mind import MindRAG, MindRun, MindSettings, final_answer
+from inference.mind import EntitySignals, MindRAG, MindRun, MindSettings, final_answer
 from inference.retrievers import passage_text
 from models.lm.config import LMConfig
 
@@ -52,6 +53,8 @@ class TracesConfig:
     """the LM whose closed-book answers are traced"""
     max_sentences: int = 6
     """the longest closed-book reasoning, in sentences"""
+    entity_signals: EntitySignals = "reasoning"
+    """where the entities' signals are read, as MIND reads them (`mind.entity_signals`): calibrate on the same"""
 
     def __post_init__(self) -> None:
         require_positive(self, "max_sentences")
@@ -60,8 +63,8 @@ class TracesConfig:
 def build_traces(config: TracesConfig) -> dict[str, int]:
     """Trace every question of `config.data` not yet in `config.output`; returns the counts and labels."""
     benchmark = config.data.load()
-    mind = MindRAG(config.lm.build(), None, trigger="never", settings=MindSettings(max_sentences=config.max_sentences),
-                   record_signals=True)
+    settings = MindSettings(max_sentences=config.max_sentences, entity_signals=config.entity_signals)
+    mind = MindRAG(config.lm.build(), None, trigger="never", settings=settings, record_signals=True)
     return collect_traces(mind, benchmark.questions, benchmark.passage_by_id(), config.output)
 
 
@@ -119,9 +122,9 @@ def question_trace(mind: MindRAG, question: Question, passages: dict[str, Passag
     sentences = [{"text": step["sentence"], **step["signals"], "regenerated": again,
                   "label": int(needs_retrieval(step["sentence"], again, question.question, gold))}
                  for step, again in zip(steps, regenerated, strict=True)]
-    entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention,
+    entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention, "source": e.source,
                  "attention_in_sentence": e.attention_in_sentence, "label": int(useful(e.text, gold, question.answers))}
-                for e in mind.entities(question.question, run.answer) if e.entropy]
+                for e in mind.entities(question.question, run.answer, run.drafts) if e.entropy]
     return {"question_id": question.id, "closed_book_answer": final_answer(run.answer), "sentences": sentences,
             "entities": entities}
 

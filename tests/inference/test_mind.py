@@ -8,8 +8,9 @@ import pytest
 from core.types import Question
 from inference.memory import Memory
 from inference.methods import Prediction
-from inference.mind import (Entity, Found, KiRAGSearch, MindRAG, MindRun, MindSettings, final_answer, parse_entities,
-                            token_range)
+from inference.mind import (ENTITY_DEMOS, Entity, Found, KiRAGSearch, MindRAG, MindRun, MindSettings, final_answer,
+                            parse_entities, ranked_passages, token_range)
+from inference.memory import Fact
 from models.uncertainty import MindParams
 
 
@@ -106,8 +107,17 @@ def test_the_trigger_decides_with_the_given_params(trigger, params, threshold):
 
 
 def test_bad_settings_are_refused():
-    with pytest.raises(ValueError, match="trigger must be one of never, always, fixed, dynamic"):
+    with pytest.raises(ValueError, match="trigger must be one of never, always, random, fixed, dynamic"):
         MindRAG(None, None, trigger="sometimes")
+    with pytest.raises(ValueError, match="entity_signals must be one of reasoning, extraction"):
+        MindSettings(entity_signals="prompt")
+    with pytest.raises(ValueError, match="subquery must be one of entities, refined"):
+        MindSettings(subquery="rewritten")
+    for rate in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="random_rate must be in"):
+            MindSettings(random_rate=rate)
+    with pytest.raises(ValueError, match="threshold_scale must be at least 0"):
+        MindSettings(threshold_scale=-1.0)
     with pytest.raises(ValueError, match="entity_filter must be one of none, cot, confidence, cot\\+confidence"):
         MindSettings(entity_filter="cot+none")
     with pytest.raises(ValueError, match="attention must be one of raw, sentence"):
@@ -221,7 +231,8 @@ def two_hop_run():
     )
     search = StubSearch([([("p1", 3.0), ("p2", 2.0)], FIRST_FACTS), ([("p3", 5.0), ("p2", 1.0)], SECOND_FACTS)])
     mind = MindRAG(lm, search, trigger="fixed", params=MindParams(delta=0.25),
-                   settings=MindSettings(fixed_threshold=0.5, entity_filter="none", retrieve_k=3, max_sentences=4))
+                   settings=MindSettings(fixed_threshold=0.5, entity_filter="none", retrieve_k=3, max_sentences=4,
+                                         entity_signals="extraction"))  # the confidences below: the extraction's
     return lm, search, mind.run(QUESTION)
 
 
@@ -393,3 +404,111 @@ def test_kirag_search_reports_the_whole_loops_cost():
     assert [q.question for q in kirag.questions] == ["who?"]
     assert found == Found([("p2", 0.9), ("p1", 0.5)], [("<a; b; c>", "kirag"), ("<c; d; e>", "kirag")],
                           ["p1", "p2", "p3", "p4"], retrieval_calls=4, llm_calls=3)
+
+
+# --- faithful signals, the refined sub-query, the random control, the threshold's scale ---------------------
+
+
+def test_an_extraction_naming_three_entities_gives_three_each_with_its_span_in_the_reasoning():
+    # The reasoning's two sentences, with signals; "Ana Corvel" is in both (the latest mention counts),
+    # "Drusk" in the second only, "Ostrel Brewing" in neither (it is the question's): its extraction tokens.
+    first = scripted_generation(["Ana", " Corvel", " made", " beer"], [9.0, 9.0, 9.0, 9.0], [0.0] * 4)
+    second = scripted_generation(["Ana", " Corvel", " was", " born", " in", " Dr", "usk"],
+                                 [1.0, 1.0, 5.0, 5.0, 5.0, 3.0, 3.0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.25, 0.75])
+    output = extraction(("Ostrel Brewing", 0.0, 0.0), ("Ana Corvel", 7.0, 7.0), ("Drusk", 7.0, 7.0))
+    lm = ScriptedMindLM([], chats=[output])
+    mind = MindRAG(lm, None, params=MindParams(gamma=1.0, delta=1.0))
+    entities = mind.entities(QUESTION.question, "Ana Corvel made beer. Ana Corvel was born in Drusk",
+                             [first.signals, second.signals])
+    assert [e.text for e in entities] == ["Ostrel Brewing", "Ana Corvel", "Drusk"]
+    assert [e.source for e in entities] == ["extraction", "reasoning", "reasoning"]
+    assert [e.entropy for e in entities] == [[0.0, 0.0], [1.0, 1.0], [3.0, 3.0]]  # each its own tokens only
+    assert [e.attention for e in entities] == [[0.0, 0.0], [0.5, 0.5], [0.25, 0.75]]
+    # conf = max over the tokens of γ/(1+H) + δ·A
+    assert [e.confidence for e in entities] == pytest.approx([1.0, 0.5 + 0.5, 0.25 + 0.75])
+    (conversation,) = lm.conversations  # the demonstrations show a list, one entity per line
+    assert [m["content"] for m in conversation[1:5]] == [text for demo in ENTITY_DEMOS for text in demo]
+
+
+def test_extraction_signals_read_the_extraction_output_even_where_the_reasoning_names_the_entity():
+    reasoning = scripted_generation(["Ana", " Corvel"], [1.0, 1.0], [0.5, 0.5])
+    mind = MindRAG(ScriptedMindLM([], chats=[extraction(("Ana Corvel", 3.0, 0.0))]), None,
+                   settings=MindSettings(entity_signals="extraction"))
+    (entity,) = mind.entities(QUESTION.question, "Ana Corvel", [reasoning.signals])
+    assert entity.source == "extraction" and entity.entropy == [3.0, 3.0]
+
+
+def test_a_confidence_filter_on_the_reasoning_asks_every_draft_for_signals_whatever_the_trigger():
+    lm = ScriptedMindLM(sentences=[sentence("Ana Corvel founded it", 1.0, 0.5), sentence("A Ana", *LOW),
+                                   sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 3.0, 0.0))])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    run = MindRAG(lm, search, trigger="always", params=MindParams(gamma=1.0, delta=1.0),
+                  settings=MindSettings(entity_filter="confidence", max_sentences=1)).run(QUESTION)
+    assert lm.generate_signals == [True, False, False]  # the draft; not its regeneration nor the forced ending
+    assert run.trace[0]["entities"] == [["Ana Corvel", 1.0]]  # 1/(1+1) + 0.5 from the draft, not 1/(1+3)
+
+
+def test_the_refined_subquery_is_the_lms_question_from_the_question_entities_and_memory():
+    lm = ScriptedMindLM(sentences=[sentence("A Tomas", *HIGH), sentence("A Ana", *LOW), sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 1.0, 0.5)),
+                               scripted_generation(["Where was Ana Corvel born?"], [0.0], [0.0])])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    mind = MindRAG(lm, search, trigger="fixed", settings=MindSettings(fixed_threshold=0.5, entity_filter="none",
+                                                                     max_sentences=1, subquery="refined"))
+    (prediction,) = mind.predict([QUESTION])
+    assert search.queries == ["Where was Ana Corvel born?"]
+    request = lm.conversations[-1][-1]["content"]
+    assert QUESTION.question in request and "Entities: Ana Corvel" in request and "Reasoning so far: A Tomas" in request
+    assert prediction.llm_calls == 5  # the draft, the extraction, the sub-query, the regeneration, the ending
+
+
+def test_an_empty_refined_subquery_falls_back_to_the_question_and_entities():
+    lm = ScriptedMindLM(sentences=[sentence("A Tomas", *HIGH), sentence("A Ana", *LOW), sentence(" Drusk", *LOW)],
+                        chats=[extraction(("Ana Corvel", 1.0, 0.5)), scripted_generation([" "], [0.0], [0.0])])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    MindRAG(lm, search, trigger="fixed", settings=MindSettings(fixed_threshold=0.5, entity_filter="none",
+                                                               max_sentences=1, subquery="refined")).run(QUESTION)
+    assert search.queries == [f"{QUESTION.question} Ana Corvel"]
+
+
+def random_runs(rate, seed, questions=200):
+    """One sentence per question under the random trigger: which questions retrieved."""
+    fired = []
+    for i in range(questions):
+        lm = ScriptedMindLM(sentences=[sentence("A Tomas", *LOW), sentence("A Ana", *LOW), sentence(" Drusk", *LOW)],
+                            chats=[extraction(("Ana Corvel", 1.0, 0.5))])
+        search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+        settings = MindSettings(entity_filter="none", max_sentences=1, random_rate=rate, seed=seed)
+        run = MindRAG(lm, search, trigger="random", settings=settings).run(Question(f"q{i}", QUESTION.question))
+        if run.trace[0]["retrieve"]:
+            fired.append(i)
+    return fired
+
+
+def test_the_random_trigger_fires_at_its_rate_the_same_way_for_a_seed():
+    assert random_runs(0.0, 0, 20) == [] and random_runs(1.0, 0, 20) == list(range(20))
+    fired = random_runs(0.3, 0)
+    assert 40 <= len(fired) <= 80  # 60 expected of 200; the binomial's 99.9% range is about 39-83
+    assert random_runs(0.3, 0) == fired and random_runs(0.3, 1) != fired
+
+
+@pytest.mark.parametrize("scale, retrieves", [(1.0, True), (3.0, False), (0.0, True)])
+def test_the_threshold_scale_multiplies_minds_threshold(scale, retrieves):
+    # θ = s·(α·mean(H) + β·mean(A)) = s·(2.0 + 0.5) · 0.2 = 0.5·s against max S = 1.0
+    lm = ScriptedMindLM(sentences=[sentence("Ana Corvel", *HIGH), sentence("Ana Corvel", *LOW),
+                                   sentence(" Drusk", *LOW)], chats=[extraction(("Ana Corvel", 1.0, 0.5))])
+    search = StubSearch([([("p1", 3.0)], FIRST_FACTS[:1])])
+    mind = MindRAG(lm, search, trigger="dynamic", params=MindParams(alpha=0.2, beta=0.2),
+                   settings=MindSettings(entity_filter="none", max_sentences=1, threshold_scale=scale))
+    step = mind.run(QUESTION).trace[0]
+    assert step["threshold"] == pytest.approx(0.5 * scale) and step["retrieve"] == retrieves
+    assert mind.params.alpha == 0.2  # the saved parameters are unchanged
+
+
+def test_passages_rank_by_the_memorys_confidence_then_in_the_order_retrieved():
+    state = MindRun(QUESTION, Memory(3))
+    state.passages = {"p1": 3.0, "p2": 2.0, "p5": 9.0, "p3": 1.0}
+    for text, confidence, source in [("a", 0.5, "p1"), ("b", 0.5, "p2"), ("c", 0.9, "p3"), ("t", 0.95, "kirag")]:
+        state.memory.add(Fact(text, confidence, source))  # capacity 3: "a" and "b" tie, the older goes
+    assert ranked_passages(state) == [("p3", 1.0), ("p2", 2.0), ("p1", 3.0), ("p5", 9.0)]

@@ -244,7 +244,8 @@ HAND = [{"question_id": "q", "sentences": [
 
 
 def test_fit_start_sets_the_units_and_class_weights_from_the_training_data():
-    model = TriggerCalibrator(MindParams(alpha=0.5, beta=2.0, gamma=1.0, delta=0.2, threshold=0.6), temperature=0.1)
+    model = TriggerCalibrator(MindParams(alpha=0.5, beta=2.0, gamma=1.0, delta=0.2, threshold=0.6), temperature=0.1,
+                              balance_classes=True)
     batch = collate(HAND)
     model.standardise([batch])
     # m_H = 12/6, m_A = 0.24/6, m_E = 0.04/2; u = 1/(1+0), v = 0.03; 2 negatives for 1 positive, no negative entity
@@ -275,7 +276,7 @@ def test_constraints_hold_whatever_the_raw_values():
 
 def test_class_weights_count_the_rare_class_as_much_as_the_common_one():
     batch = collate(HAND)
-    model = TriggerCalibrator(temperature=1.0)
+    model = TriggerCalibrator(temperature=1.0, balance_classes=True)
     loss = lambda: float(model.losses(batch)[0])
     plain = loss()
     model.standardise([batch])
@@ -285,6 +286,19 @@ def test_class_weights_count_the_rare_class_as_much_as_the_common_one():
         logits, labels = model.trigger_logits(batch), batch["sentence_label"]
     by_hand = -(2.0 * labels * torch.log(torch.sigmoid(logits)) + (1 - labels) * torch.log(1 - torch.sigmoid(logits)))
     assert loss() == pytest.approx(float(by_hand.mean()), rel=1e-5) and loss() != pytest.approx(plain)
+
+
+def test_without_balancing_the_loss_follows_the_labels_as_they_are():
+    batch = collate(HAND)
+    model = TriggerCalibrator(temperature=1.0)
+    model.standardise([batch])
+    assert float(model.pos_weight_trigger) == 1.0 and float(model.pos_weight_entity) == 1.0
+    model.m_h.fill_(1.0)
+    model.m_a.fill_(1.0)
+    with torch.no_grad():
+        logits, labels = model.trigger_logits(batch), batch["sentence_label"]
+        by_hand = -(labels * torch.log(torch.sigmoid(logits)) + (1 - labels) * torch.log(1 - torch.sigmoid(logits)))
+        assert float(model.losses(batch)[0]) == pytest.approx(float(by_hand.mean()), rel=1e-5)
 
 
 RAW = MindParams(alpha=0.01, beta=3.0, gamma=1.0, delta=8.0, threshold=0.7)  # at the scale of raw attention
@@ -351,8 +365,9 @@ def test_sentence_attention_is_read_when_asked_for(tmp_path):
 
 def test_check_refuses_a_constant_trigger_and_a_threshold_no_entity_reaches():
     batches = [collate(HAND)]  # max S per sentence: 3·0.06 = 0.18, 2·0.03 = 0.06, 4·0.08 = 0.32
-    check(MindParams(alpha=0.0, beta=4.0, threshold=0.5), batches)  # θ = 4·mean A = 0.16: fires on 2 of 3
-    with pytest.raises(DegenerateParams, match="the trigger fires on every one of the 3 sentences"):
+    assert check(MindParams(alpha=0.0, beta=4.0, threshold=0.5), batches) is None  # θ = 4·mean A = 0.16: 2 of 3
+    with pytest.raises(DegenerateParams, match="the trigger fires on every one of the 3 sentences \\(1 of them "
+                                               "labelled as needing retrieval"):
         check(MindParams(alpha=0.0, beta=0.0, threshold=0.5), batches)
     with pytest.raises(DegenerateParams, match="the trigger fires on none of the 3 sentences"):
         check(MindParams(), batches)  # α = β = 1 at this attention scale
@@ -362,6 +377,14 @@ def test_check_refuses_a_constant_trigger_and_a_threshold_no_entity_reaches():
         check(MindParams(alpha=0.0, beta=4.0, gamma=0.724, delta=0.0, threshold=0.787), batches)
     check(MindParams(alpha=0.0, beta=4.0, gamma=0.724, delta=0.0, threshold=0.72), batches)
     check(MindParams(alpha=0.0, beta=4.0, threshold=None), batches)  # top k: no threshold to check
+
+
+def test_check_accepts_an_always_firing_trigger_where_most_sentences_need_retrieval():
+    mostly = [{**HAND[0], "sentences": [dict(s, label=1) for s in HAND[0]["sentences"][:2]] + HAND[0]["sentences"][2:]}]
+    note = check(MindParams(alpha=0.0, beta=0.0, threshold=0.5), [collate(mostly)])
+    assert note.startswith("the trigger fires on every one of the 3 sentences, as the labels ask (2 of them")
+    with pytest.raises(DegenerateParams, match="fires on none"):  # never retrieving is never what MIND is for
+        check(MindParams(), [collate(mostly)])
 
 
 def refused_fit(tmp_path, initial: MindParams):

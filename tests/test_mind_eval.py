@@ -1,0 +1,85 @@
+"""benchmarks/mind_eval.py: how it chooses each trigger's operating point on validation, the random control's
+seeds, the sweep it runs, and what it says in words against fixed interval."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from benchmarks.mind_eval import (DEV, QUANTILES, RATES, SCALES, SEEDS, against_fixed_interval, base_config,
+                                  best_point, firing_rate, objective, seed_mean, sweep_configs)
+from evaluation.scores import ScoredRun
+
+
+def row(method, f1, calls, recall, diff=None, p=None, verdict=None):
+    test = None if diff is None else {"difference": 100 * diff, "p (Holm)": p, "verdict": verdict}
+    return {"method": method, "f1": f1, "retrieval_calls": calls, "recall@5": recall, "f1 test": test,
+            "calls vs fixed interval": calls / 4.0}
+
+
+def test_each_method_is_placed_against_fixed_interval_by_its_paired_test():
+    rows = [row("fixed", 0.25, 4.0, 0.7), row("fewer calls, worse", 0.14, 1.0, 0.45, diff=-0.11, p=0.0004,
+                                              verdict="behind"),
+            row("fewer calls, same", 0.24, 2.0, 0.68, diff=-0.01, p=0.62, verdict="no significant difference")]
+    triggers = [{"trigger": "calibrated", "held-out sentences": 80, "needing retrieval": 60, "AUROC": 0.5671,
+                 "fires on": 0.15}]
+    lines = against_fixed_interval(rows, triggers).strip().splitlines()
+    assert lines[0] == "## Against fixed interval"
+    assert lines[2] == ("- fewer calls, worse: 0.25× fixed interval's retrieval calls (1.00 against 4.00 a question), "
+                        "at an F1 below its (14.0 against 25.0, -11.0 points, Holm-adjusted p < 0.001; recall@5 45.0 against 70.0).")
+    assert "at an F1 not significantly different from its (24.0 against 25.0, -1.0 points, Holm-adjusted p = 0.62;" in lines[3]
+    assert lines[4] == ("- The calibrated trigger ranks the held-out traced sentences at AUROC 0.567 (0.5 is chance); "
+                        "at its threshold it fires on 15% of them, and 75% need retrieval.")
+
+
+# --- choosing an operating point, the random control's seeds, the sweep ------------------------------------
+
+def test_the_objective_prices_calls_or_caps_them():
+    assert objective(0.40, 3.0, 0.01, None) == pytest.approx(0.37)
+    assert objective(0.40, 3.0, 0.0, 2.5) == -math.inf and objective(0.40, 2.5, 0.0, 2.5) == 0.40
+
+
+def test_the_best_point_trades_f1_for_calls_and_breaks_ties_by_fewer_calls():
+    points = [{"run": "a", "f1": 0.30, "retrieval_calls": 4.0}, {"run": "b", "f1": 0.29, "retrieval_calls": 2.0},
+              {"run": "c", "f1": 0.31, "retrieval_calls": 5.0}, {"run": "d", "f1": 0.27, "retrieval_calls": 0.0}]
+    # F1 - 0.01·calls: a 0.26, b 0.27, c 0.26, d 0.27: b and d tie; d has fewer calls
+    assert best_point(points, 0.01, None)["run"] == "d"
+    assert best_point(points, 0.0, None)["run"] == "c"  # calls free: the best F1
+    assert best_point(points, 0.0, 3.0)["run"] == "b"  # the best F1 within 3 calls
+
+
+def test_random_seeds_average_per_question_over_the_seeds_that_scored_it():
+    runs = [ScoredRun("r", "c", {"q1": {"f1": 0.0, "em": None}, "q2": {"f1": 1.0, "em": 1.0}}, ""),
+            ScoredRun("r", "c", {"q1": {"f1": 0.5, "em": None}, "q2": {"f1": 0.0, "em": 0.0}}, ""),
+            ScoredRun("r", "c", {"q1": {"f1": 1.0, "em": None}, "q2": {"f1": 0.5, "em": 1.0}}, "")]
+    mean = seed_mean(runs, "random, 3 seeds")
+    assert mean.method == "random, 3 seeds" and mean.corpus == "c"
+    assert mean.scores == {"q1": {"f1": 0.5, "em": None}, "q2": {"f1": pytest.approx(0.5), "em": pytest.approx(2 / 3)}}
+
+
+def test_the_firing_rate_counts_sentences_with_a_word_not_the_forced_answer(tmp_path):
+    steps = [{"sentence": "A Ana", "retrieve": True}, {"sentence": " \n", "retrieve": False},
+             {"sentence": "B Tom", "retrieve": False}, {"sentence": "So the answer is X", "retrieve": False,
+                                                        "forced_answer": True}]
+    records = [{"question_id": "q1", "passages": [], "trace": steps},
+               {"question_id": "q2", "passages": [], "trace": [{"sentence": "C", "retrieve": True}]}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert firing_rate(tmp_path) == pytest.approx(2 / 3)
+
+
+def test_the_sweep_holds_every_point_of_every_trigger_with_labels_apart(tmp_path):
+    base = base_config(DEV, "sentence")
+    quantiles = [0.1 * (i + 1) for i in range(len(QUANTILES))]
+    points = sweep_configs(base, Path(tmp_path / "trigger.json"), quantiles)
+    families = [family for family, _, _ in points.values()]
+    assert families.count("mind calibrated") == families.count("mind hand-set") == len(SCALES)
+    assert families.count("dragin") == len(QUANTILES) and families.count("random") == len(RATES) * len(SEEDS)
+    assert families.count("fixed interval") == 1
+    configs = [config for _, _, config in points.values()]
+    assert len({c.label() for c in configs}) == len(configs)  # every point named apart in tables
+    assert all(c.reader.enabled and c.retriever == "bm25" and c.mind.retrieve_k == 3 for c in configs)
+    assert [v for f, v, _ in points.values() if f == "dragin"] == quantiles
+    assert {c.mind.params for f, _, c in points.values() if f == "mind calibrated"} == {str(tmp_path / "trigger.json")}
+    without = sweep_configs(base, None, quantiles)  # refused calibration: no calibrated point
+    assert "mind calibrated" not in [family for family, _, _ in without.values()]
