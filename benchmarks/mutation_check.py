@@ -51,6 +51,8 @@ LM_TESTS = ("tests/models/lm/test_transformers_backend.py",  # test_backends.py'
             "tests/models/lm/test_backends.py::"
             "test_a_prompt_goes_to_the_free_slot_that_loses_least_and_reuses_any_slots_prefix_but_its_last_token",
             "tests/models/lm/test_backends.py::test_interleaved_prompt_families_keep_a_slot_each")
+MIND_TESTS = ("tests/inference/test_mind.py",)
+CALIBRATOR_TESTS = ("tests/models/test_trigger_calibrator.py",)
 LOADER_TESTS = ("tests/datamodules/test_bad_input.py", "tests/datamodules/test_loaders.py",
                 "tests/datamodules/test_duplicates.py")
 CLI_TRAIN = ("tests/test_train.py::test_a_non_finite_number_in_a_training_yaml_is_refused_naming_the_key",
@@ -208,6 +210,23 @@ BUGS = [
         "off by one: memory keeps one fact over its capacity", ("tests/inference/test_memory.py",)),
     Bug("inference/memory.py", "            if key and key not in self.searched:", "            if key:",
         "an entity is searched for twice", ("tests/inference/test_memory.py",)),
+    # -- inference/mind.py -----------------------------------------------------------------------
+    Bug("inference/mind.py", "has_word and draws.random() < self.settings.random_rate",
+        "has_word and draws.random() > self.settings.random_rate",
+        "the random trigger fires at 1 - its rate", MIND_TESTS),
+    Bug("inference/mind.py", "                for draft in reversed(drafts):", "                for draft in drafts:",
+        "an entity's confidence reads its first mention in the reasoning, not its latest", MIND_TESTS),
+    Bug("inference/mind.py", "key=lambda f: -f.confidence)\n    first = dict.fromkeys",
+        "key=lambda f: f.confidence)\n    first = dict.fromkeys",
+        "MIND's passages rank its least confident memory first", MIND_TESTS),
+    Bug("inference/mind.py", "beta=scale * self.params.beta)", "beta=self.params.beta)",
+        "the threshold scale leaves β·mean(maxAttn) unscaled", MIND_TESTS),
+    # -- models/trigger_calibrator.py -----------------------------------------------------------------
+    Bug("models/trigger_calibrator.py", "    if fired and 2 * positives > sentences:", "    if fired:",
+        "an always-firing trigger is written where most sentences need no retrieval", CALIBRATOR_TESTS),
+    Bug("models/trigger_calibrator.py", "balanced = self.hparams.balance_classes and negatives and positives",
+        "balanced = negatives and positives", "the classes are weighted though balance_classes is off",
+        CALIBRATOR_TESTS),
     # -- inference/reader.py ---------------------------------------------------------------------
     Bug("inference/reader.py", "        if length > share:\n            return share", "        if length >= share:\n            return share",
         "water_level cuts a passage that fits exactly", ("tests/inference/test_constructor_reader.py",)),
