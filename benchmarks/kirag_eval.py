@@ -54,9 +54,11 @@ from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
 from evaluation.report import cost_table, headline_table, markdown_table, significance, significance_table
+from evaluation.ranking_sweep import sweep
 from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run
 from inference.ircot import IRCoTSettings
+from inference.kirag_ranking import RankingConfig
 from inference.mdr import MDRSettings
 from inference.rerank import RerankSettings
 from kg.store import KGStore
@@ -64,6 +66,11 @@ from kg.store import KGStore
 RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<checkpoint digest>
 VALIDATION = "kirag_validation"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # rag+rerank's fusion weights tried on validation
+WEIGHT_NAMES = ("triple_weight", "retrieval_weight", "text_weight")
+# KiRAG's passage ranking tried on validation (offline, from the same runs): w_t, w_r, w_x; the paper's first
+RANKINGS = [RankingConfig(1.0, 0.0, 0.0)] + [
+    RankingConfig(t, r, x) for t in (1.0, 0.5, 0.0) for r in (0.0, 0.5, 1.0) for x in (0.0, 0.5, 1.0)
+    if (t, r, x) != (1.0, 0.0, 0.0) and t + r + x > 0]
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
@@ -134,12 +141,15 @@ def held_out(name: str, data, split: str, unseen_questions: int) -> DataConfig:
 
 
 def configs(part: str, data: DataConfig, split: str, trained: str, budget: int | None = None,
-            weight: float | None = None) -> dict[str, EvalConfig]:
+            weight: float | None = None, ranking: RankingConfig | None = None) -> dict[str, EvalConfig]:
     """The methods in table order. Without `budget` only the trained Aligner-only loop, which sets it;
-    on validation no reader, and rag+rerank at each weight of WEIGHTS instead of the chosen `weight`."""
+    on validation no reader, and rag+rerank at each weight of WEIGHTS instead of the chosen `weight`.
+    KiRAG ranks by `ranking` (None: the paper's rule) and keeps every passage's text score, so that
+    any ranking can be swept from its runs (`evaluation.ranking_sweep`); its chain does not depend on it."""
     reader = ReaderConfig(enabled=split == "test")
     base = EvalConfig(data=data, retriever="dense", reader=reader)
-    kirag = KiRAGConfig(kg=str(ROOT / PARTS[part].kg), extract_missing=False)
+    kirag = KiRAGConfig(kg=str(ROOT / PARTS[part].kg), extract_missing=False,
+                        ranking=replace(ranking or RankingConfig(), score_text=True))
     aligner = AlignerConfig(name=trained)
     runs = {"kirag trained": replace(base, method="kirag", kirag=kirag, aligner=aligner,
                                      name="kirag aligner-only, trained")}
@@ -188,16 +198,17 @@ def check_kg(part: str, data: DataConfig) -> None:
                  f"python prepare.py kg --config {PARTS[part].kg_config}")
 
 
-def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None
-            ) -> tuple[dict[str, ScoredRun], int]:
-    """Every method of the part run (or read back), and KiRAG's budget."""
+def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
+            ranking: RankingConfig | None = None) -> tuple[dict[str, ScoredRun], int, dict[str, EvalConfig]]:
+    """Every method of the part run (or read back), KiRAG's budget, and the runs' configs."""
     check_kg(part, data)
-    budget = round(evaluate(configs(part, data, split, trained)["kirag trained"])["passages_retrieved"])
-    runs = configs(part, data, split, trained, budget, weight)
+    first = configs(part, data, split, trained, ranking=ranking)["kirag trained"]
+    budget = round(evaluate(first)["passages_retrieved"])
+    runs = configs(part, data, split, trained, budget, weight, ranking)
     for key, config in runs.items():
         evaluate(config)
         print(f"{split} {part} {key}: done", flush=True)
-    return {key: read_run(config.output_dir) for key, config in runs.items()}, budget
+    return {key: read_run(config.output_dir) for key, config in runs.items()}, budget, runs
 
 
 def composition(data: DataConfig) -> str:
@@ -218,10 +229,10 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
     }
 
 
-def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weight: float
-              ) -> tuple[str, dict]:
+def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weight: float,
+              ranking: RankingConfig) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
-    runs, budget = run_all(part, data, "test", trained, weight)
+    runs, budget, _ = run_all(part, data, "test", trained, weight, ranking)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
     summaries = {key: run.summary() for key, run in runs.items()}
     labelled = [(run.method, summaries[key]) for key, run in runs.items()]
@@ -250,13 +261,15 @@ def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weig
 
 
 def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str, aligner: str) -> None:
-    """The rerank weight by pooled validation R@5 (ties to the smaller weight), with each part's figures."""
+    """The rerank weight by pooled validation R@5 (ties to the smaller weight), and KiRAG's ranking (ties to
+    the paper's rule), with each part's figures."""
     rows, flat, pooled = [], {"aligner": aligner, "run": f"{date.today()}, {machine()}"}, Counter()
-    counted = 0
+    counted, kirag_runs = 0, []
     for group in dict.fromkeys(PARTS[p].questions for p in parts):  # parts of the same questions are pooled once
         part = next(p for p in parts if PARTS[p].questions == group)
         data = held_out(part, aligner_data, "validation", unseen_questions)
-        runs, budget = run_all(part, data, "validation", trained)
+        runs, budget, used = run_all(part, data, "validation", trained)
+        kirag_runs.append(used["kirag trained"].output_dir)
         n = len(data.load().questions)
         counted += n
         for key, run in runs.items():
@@ -269,24 +282,43 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     weight = max(WEIGHTS, key=lambda w: (pooled[w], -w))
     flat |= {f"pooled.rerank {w}.recall@5": pooled[w] / counted for w in WEIGHTS} | {
         "pooled.questions": counted, "choice.rerank.weight": weight}
+    swept = sweep(kirag_runs, RANKINGS, k=5)  # max keeps the first of equals: the paper's rule on a tie
+    best = max(range(len(RANKINGS)), key=lambda i: swept[i]["recall@5"])
+    chosen = RANKINGS[best]
+    flat |= {f"pooled.ranking {r['triple_weight']:g}/{r['retrieval_weight']:g}/{r['text_weight']:g}.recall@5":
+             r["recall@5"] for r in swept}
+    flat |= {f"choice.ranking.{name}": getattr(chosen, name) for name in WEIGHT_NAMES}
+    ranking_rows = [{"w_t (best triple)": r["triple_weight"], "w_r (retrieval)": r["retrieval_weight"],
+                     "w_x (Aligner on text)": r["text_weight"], "recall@5": r["recall@5"]} for r in swept]
     text = (f"# KiRAG's choices, made on validation questions\n\nAligner: {aligner}. Run {flat['run']}. The "
             f"Aligner's validation questions of each part's dataset ({counted} in all), never trained or tested on; "
             f"dense MiniLM retrieval, no reader. R@5 in %.\n\n" + markdown_table(rows, list(rows[0]))
             + "\nPooled R@5 of rag+rerank by weight: "
             + ", ".join(f"{w}: {100 * pooled[w] / counted:.1f}" for w in WEIGHTS)
-            + f". Chosen: **weight {weight}** (the best pooled R@5, ties to the smaller weight).\n")
+            + f". Chosen: **weight {weight}** (the best pooled R@5, ties to the smaller weight).\n\n"
+            "## KiRAG's passage ranking\n\nThe trained Aligner-only runs above ranked again offline for each "
+            "weighting (`evaluation/ranking_sweep.py`: a passage's score is w_t · its best triple score + w_r · its "
+            "best retriever score + w_x · the Aligner's score of its text, each min-max normalised per question; the "
+            "chain does not depend on the ranking); pooled R@5 over the same questions. The first row is the paper's "
+            "rule.\n\n" + markdown_table(ranking_rows, list(ranking_rows[0]))
+            + f"\nChosen: **w_t {chosen.triple_weight:g}, w_r {chosen.retrieval_weight:g}, w_x "
+            f"{chosen.text_weight:g}** (the best pooled R@5, ties to the paper's rule).\n")
     write_results(VALIDATION, text, flat)
 
 
-def choices(aligner: str) -> float:
-    """The rerank weight chosen on validation for this checkpoint; refused when absent or for another."""
+def choices(aligner: str) -> tuple[float, RankingConfig]:
+    """The rerank weight and KiRAG's ranking chosen on validation for this checkpoint; refused when absent or
+    for another."""
     try:
         made = json.loads((RESULTS / f"{VALIDATION}.json").read_text())
     except FileNotFoundError:
         sys.exit(f"{RESULTS / VALIDATION}.json is missing: run --split validation first")
     if made["aligner"] != aligner:
         sys.exit(f"the validation choices were made for {made['aligner']}, not {aligner}: run --split validation")
-    return made["choice.rerank.weight"]
+    if "choice.ranking.triple_weight" not in made:
+        sys.exit("the validation choices hold no ranking for KiRAG: run --split validation")
+    ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES))
+    return made["choice.rerank.weight"], ranking
 
 
 def main() -> None:
@@ -294,7 +326,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["validation", "test"], required=True)
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=list(PARTS))
-    parser.add_argument("--aligner", type=Path, default=ROOT / "runs" / "aligner" / "multi" / "checkpoints" / "best.ckpt",
+    parser.add_argument("--aligner", type=Path, default=ROOT / "runs/aligner/multi/checkpoints/best.ckpt",
                         help="the trained Aligner's checkpoint (runs go to runs/bench/kirag/<its training run>-<its "
                              "content digest>: a retrained checkpoint gets new runs)")
     parser.add_argument("--unseen_questions", type=int, default=100,
@@ -311,18 +343,22 @@ def main() -> None:
     if args.split == "validation":
         validate(args.parts, aligner_data, args.unseen_questions, str(trained), aligner)
         return
-    weight = choices(aligner)
+    weight, ranking = choices(aligner)
     sections, flat = {}, {"aligner": aligner, "run": f"{date.today()}, {machine()}", "choice.rerank.weight": weight}
+    flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in WEIGHT_NAMES}
     for part in args.parts:
-        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), weight)
+        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), weight, ranking)
         flat.update(figures)
     trained_on = ", ".join(dict.fromkeys(aligner_data.train_record_datasets))
     markdown = (
         "# KiRAG against budget-matched baselines (test questions)\n\n"
         f"Aligner: {aligner}, trained on {trained_on}; the best validation MRR. Run {flat['run']}. Dense MiniLM "
-        "retrieval for every method; K0 = 10, N = 20, L = 5; every answer from the packaged Qwen2.5-Coder-0.5B-Instruct "
-        f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) was chosen on validation questions "
-        f"({VALIDATION}.md); every figure here stands on test questions, scored once for this configuration.\n\n"
+        "retrieval for every method; K0 = 10, N = 20, L = 5; every answer from the packaged "
+        "Qwen2.5-Coder-0.5B-Instruct "
+        f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) and KiRAG's passage ranking (w_t "
+        f"{ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) were chosen on "
+        f"validation questions ({VALIDATION}.md); every figure here stands on test questions, scored once for this "
+        "configuration.\n\n"
         "Recall, EM and F1 in %, with 95% BCa bootstrap intervals over questions. Differences in points; p: paired "
         "sign-flip test (exact up to 16 differing questions, else 20,000 random flips), adjusted by Holm within its "
         "table; a verdict reads the adjusted p at 0.05. Per-question scores: `benchmarks/results/kirag_eval/<part>/` "

@@ -2,6 +2,7 @@
 and tables that its committed per-question scores reproduce."""
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -10,6 +11,7 @@ from benchmarks import kirag_eval
 from datamodules.loaders import DataConfig
 from evaluation.report import significance
 from evaluation.scores import read_scores
+from inference.kirag_ranking import RankingConfig
 
 
 def demo(data: DataConfig = DataConfig(), questions: str = "demo") -> kirag_eval.Part:
@@ -97,10 +99,28 @@ def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint
     monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
     with pytest.raises(SystemExit, match="run --split validation first"):
         kirag_eval.choices("`a` (1)")
-    (tmp_path / "kirag_validation.json").write_text(json.dumps({"aligner": "`a` (1)", "choice.rerank.weight": 0.75}))
-    assert kirag_eval.choices("`a` (1)") == 0.75
+    made = {"aligner": "`a` (1)", "choice.rerank.weight": 0.75}
+    (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
+    with pytest.raises(SystemExit, match="hold no ranking for KiRAG"):
+        kirag_eval.choices("`a` (1)")
+    made |= {"choice.ranking.triple_weight": 1.0, "choice.ranking.retrieval_weight": 0.5,
+             "choice.ranking.text_weight": 0.0}
+    (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
+    assert kirag_eval.choices("`a` (1)") == (0.75, RankingConfig(1.0, 0.5, 0.0))
     with pytest.raises(SystemExit, match="made for `a` \\(1\\), not `a` \\(2\\)"):
         kirag_eval.choices("`a` (2)")
+
+
+def test_kirag_runs_rank_by_the_chosen_weights_and_keep_text_scores_for_the_sweep(demo_part):
+    chosen = RankingConfig(0.5, 1.0, 0.5)
+    runs = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25, ranking=chosen)
+    kirag = [c for c in runs.values() if c.method == "kirag"]
+    assert len(kirag) == 3 and all(c.kirag.ranking == replace(chosen, score_text=True) for c in kirag)
+    validation = kirag_eval.configs(demo_part, DataConfig(), "validation", "a.ckpt")
+    assert validation["kirag trained"].kirag.ranking == RankingConfig(score_text=True)  # the paper's rule, swept after
+    assert kirag_eval.RANKINGS[0] == RankingConfig() and len(kirag_eval.RANKINGS) == 26
+    weights = {(r.triple_weight, r.retrieval_weight, r.text_weight) for r in kirag_eval.RANKINGS}
+    assert len(weights) == 26  # every weighting of {0, 0.5, 1} but all-zero, the paper's first; multiples tie
 
 
 def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
