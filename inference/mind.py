@@ -2,7 +2,8 @@
 
 Per sentence of a few-shot chain-of-thought answer (`… So the answer is …`):
 1. Generate one sentence with the memory and the answer so far in the prompt, with per-token signals
-   where they are used (`fixed` and `dynamic` triggers, or `record_signals`): they cost a scorer pass.
+   where they are used (`fixed` and `dynamic` triggers, entity confidences read from the reasoning, or
+   `record_signals`): they cost a scorer pass.
 2. Trigger: `never` (closed book), `always` (fixed interval: every sentence with a word), `random`
    (each sentence with a word at `random_rate`, seeded per question: the control that tells a trigger
    from firing as often), `fixed` (DRAGIN: max S > θ), or `dynamic` (MIND: max S > s·(α·mean(H) +
@@ -45,6 +46,7 @@ import random
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, get_args
 
@@ -371,7 +373,7 @@ class MindRAG(Method):
                              stop=["\n"])[0].text
         return reply.strip()
 
-    def entities(self, question: str, reasoning: str, drafts: list[TokenSignals] = ()) -> list[Entity]:
+    def entities(self, question: str, reasoning: str, drafts: Sequence[TokenSignals] = ()) -> list[Entity]:
         """Entities extracted by prompt (greedy), each with its confidence from its tokens' signals: its
         latest mention in `drafts` (the reasoning's sentences with their signals) when `entity_signals`
         is `reasoning` and it has one, else its tokens in the extraction output."""
