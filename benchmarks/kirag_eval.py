@@ -17,7 +17,8 @@ Qwen2.5-0.5B on its top 3 passages), so methods differ only in what they retriev
   released CPU config), and with the packaged LM as Constructor.
 
 Protocol. `--split validation` runs on the Aligner's validation questions of each part's dataset
-(never trained on, never tested on) and makes the choices: the rerank weight, by pooled R@5. It writes
+(never trained on, never tested on) and makes the choices, each by pooled R@5: the rerank weight, KiRAG's
+passage ranking (swept offline over its runs), and the Constructor's variant (CONSTRUCTORS). It writes
 `kirag_validation.md/.json`, which name the checkpoint. `--split test` refuses to run without those
 choices for the same checkpoint, then scores each part's test questions once: the test split of the
 part's dataset, or for a dataset the Aligner never saw its first `--unseen_questions`. Runs resume
@@ -67,6 +68,10 @@ RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<che
 VALIDATION = "kirag_validation"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # rag+rerank's fusion weights tried on validation
 WEIGHT_NAMES = ("triple_weight", "retrieval_weight", "text_weight")
+# The Constructor's variants tried on validation (the LM on a CPU): the paper's, the Aligner's best 5 shown to
+# the LM, and with the chain ended only when the LM's answer names its last tail
+CONSTRUCTORS = {"constructor": {}, "constructor top 5": {"constructor_candidates": 5},
+                "constructor top 5, answer stop": {"constructor_candidates": 5, "stop": "answer_in_chain"}}
 # KiRAG's passage ranking tried on validation (offline, from the same runs): w_t, w_r, w_x; the paper's first
 RANKINGS = [RankingConfig(1.0, 0.0, 0.0)] + [
     RankingConfig(t, r, x) for t in (1.0, 0.5, 0.0) for r in (0.0, 0.5, 1.0) for x in (0.0, 0.5, 1.0)
@@ -141,11 +146,13 @@ def held_out(name: str, data, split: str, unseen_questions: int) -> DataConfig:
 
 
 def configs(part: str, data: DataConfig, split: str, trained: str, budget: int | None = None,
-            weight: float | None = None, ranking: RankingConfig | None = None) -> dict[str, EvalConfig]:
+            weight: float | None = None, ranking: RankingConfig | None = None,
+            constructor: dict | None = None) -> dict[str, EvalConfig]:
     """The methods in table order. Without `budget` only the trained Aligner-only loop, which sets it;
     on validation no reader, and rag+rerank at each weight of WEIGHTS instead of the chosen `weight`.
     KiRAG ranks by `ranking` (None: the paper's rule) and keeps every passage's text score, so that
-    any ranking can be swept from its runs (`evaluation.ranking_sweep`); its chain does not depend on it."""
+    any ranking can be swept from its runs (`evaluation.ranking_sweep`); its chain does not depend on it.
+    On validation every Constructor variant of CONSTRUCTORS runs; on test the chosen one (`constructor`)."""
     reader = ReaderConfig(enabled=split == "test")
     base = EvalConfig(data=data, retriever="dense", reader=reader)
     kirag = KiRAGConfig(kg=str(ROOT / PARTS[part].kg), extract_missing=False,
@@ -154,21 +161,24 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
     runs = {"kirag trained": replace(base, method="kirag", kirag=kirag, aligner=aligner,
                                      name="kirag aligner-only, trained")}
     if budget is not None:
-        runs = _with_baselines(runs, base, kirag, aligner, split, budget, weight)
+        runs = _with_baselines(runs, base, kirag, aligner, split, budget, weight, constructor or {})
     for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
         where = part if config.method == "kirag" else PARTS[part].questions
         config.output_dir = str(RUNS / split / where / key.replace(" ", "_"))
     return runs
 
 
-def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGConfig,
-                    aligner: AlignerConfig, split: str, budget: int, weight: float | None) -> dict[str, EvalConfig]:
+def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGConfig, aligner: AlignerConfig,
+                    split: str, budget: int, weight: float | None, constructor: dict) -> dict[str, EvalConfig]:
     depth = kirag.k0 * kirag.max_steps
     reranks = {f"rerank {w}": replace(base, method="rag+rerank", aligner=aligner, rerank=RerankSettings(weight=w),
                                       name=f"rag+rerank (top {depth}, weight {w})")
                for w in (WEIGHTS if split == "validation" else [weight])}
     if split == "validation":
-        runs = {"rag": replace(base, method="rag", name="rag (dense, k = 10)")} | reranks | runs
+        variants = {key: replace(base, method="kirag", aligner=aligner, name=f"kirag {key}, trained",
+                                 kirag=replace(kirag, constructor=True, **options))
+                    for key, options in CONSTRUCTORS.items()}
+        runs = {"rag": replace(base, method="rag", name="rag (dense, k = 10)")} | reranks | runs | variants
     else:
         runs = {
             "rag": replace(base, method="rag", name="rag (dense, k = 10)"),
@@ -184,7 +194,7 @@ def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGC
             "rerank": next(iter(reranks.values())),
             "kirag base": replace(base, method="kirag", kirag=kirag, name="kirag aligner-only, base MiniLM"),
         } | runs | {
-            "kirag constructor": replace(base, method="kirag", kirag=replace(kirag, constructor=True),
+            "kirag constructor": replace(base, method="kirag", kirag=replace(kirag, constructor=True, **constructor),
                                          aligner=aligner, name="kirag constructor, trained"),
         }
     return runs
@@ -199,12 +209,13 @@ def check_kg(part: str, data: DataConfig) -> None:
 
 
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
-            ranking: RankingConfig | None = None) -> tuple[dict[str, ScoredRun], int, dict[str, EvalConfig]]:
+            ranking: RankingConfig | None = None, constructor: dict | None = None
+            ) -> tuple[dict[str, ScoredRun], int, dict[str, EvalConfig]]:
     """Every method of the part run (or read back), KiRAG's budget, and the runs' configs."""
     check_kg(part, data)
     first = configs(part, data, split, trained, ranking=ranking)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
-    runs = configs(part, data, split, trained, budget, weight, ranking)
+    runs = configs(part, data, split, trained, budget, weight, ranking, constructor)
     for key, config in runs.items():
         evaluate(config)
         print(f"{split} {part} {key}: done", flush=True)
@@ -230,9 +241,9 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
 
 
 def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weight: float,
-              ranking: RankingConfig) -> tuple[str, dict]:
+              ranking: RankingConfig, constructor: dict) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
-    runs, budget, _ = run_all(part, data, "test", trained, weight, ranking)
+    runs, budget, _ = run_all(part, data, "test", trained, weight, ranking, constructor)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
     summaries = {key: run.summary() for key, run in runs.items()}
     labelled = [(run.method, summaries[key]) for key, run in runs.items()]
@@ -278,10 +289,17 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
             flat[f"{group}.{key}.recall@5"] = r5
             if key.startswith("rerank"):
                 pooled[float(key.split()[1])] += n * r5
+            elif key in CONSTRUCTORS or key == "kirag trained":
+                pooled[key] += n * r5
         flat[f"{group}.questions"] = n
     weight = max(WEIGHTS, key=lambda w: (pooled[w], -w))
     flat |= {f"pooled.rerank {w}.recall@5": pooled[w] / counted for w in WEIGHTS} | {
         "pooled.questions": counted, "choice.rerank.weight": weight}
+    variant = max(CONSTRUCTORS, key=lambda key: pooled[key])  # max keeps the first of equals: the paper's
+    flat |= {f"pooled.{key}.recall@5": pooled[key] / counted for key in [*CONSTRUCTORS, "kirag trained"]}
+    flat |= {"choice.constructor.variant": variant, **{f"choice.constructor.{k}": v
+                                                      for k, v in CONSTRUCTORS[variant].items()}}
+    lm_helps = pooled[variant] > pooled["kirag trained"]
     swept = sweep(kirag_runs, RANKINGS, k=5)  # max keeps the first of equals: the paper's rule on a tie
     best = max(range(len(RANKINGS)), key=lambda i: swept[i]["recall@5"])
     chosen = RANKINGS[best]
@@ -302,23 +320,34 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
             "chain does not depend on the ranking); pooled R@5 over the same questions. The first row is the paper's "
             "rule.\n\n" + markdown_table(ranking_rows, list(ranking_rows[0]))
             + f"\nChosen: **w_t {chosen.triple_weight:g}, w_r {chosen.retrieval_weight:g}, w_x "
-            f"{chosen.text_weight:g}** (the best pooled R@5, ties to the paper's rule).\n")
+            f"{chosen.text_weight:g}** (the best pooled R@5, ties to the paper's rule).\n\n"
+            "## KiRAG's Constructor\n\nPooled R@5 of the trained Aligner-only loop and of each Constructor variant "
+            "(the packaged LM picks the next triple): "
+            + ", ".join(f"{key}: {100 * pooled[key] / counted:.1f}" for key in ["kirag trained", *CONSTRUCTORS])
+            + f". Chosen for the Constructor's rows: **{variant}** (ties to the paper's). "
+            + ("It is ahead of the Aligner alone here." if lm_helps else
+               "It does not beat the Aligner alone here, so Aligner-only stays the CPU default.") + "\n")
     write_results(VALIDATION, text, flat)
 
 
-def choices(aligner: str) -> tuple[float, RankingConfig]:
-    """The rerank weight and KiRAG's ranking chosen on validation for this checkpoint; refused when absent or
-    for another."""
+def constructor_text(options: dict) -> str:
+    shown = {"constructor_candidates": "the Aligner's best {} shown to the LM", "stop": "chains stop by {}"}
+    return ", ".join(shown[k].format(v) for k, v in options.items()) or "the paper's"
+
+
+def choices(aligner: str) -> tuple[float, RankingConfig, dict]:
+    """The rerank weight, KiRAG's ranking and the Constructor's options chosen on validation for this
+    checkpoint; refused when absent or for another."""
     try:
         made = json.loads((RESULTS / f"{VALIDATION}.json").read_text())
     except FileNotFoundError:
         sys.exit(f"{RESULTS / VALIDATION}.json is missing: run --split validation first")
     if made["aligner"] != aligner:
         sys.exit(f"the validation choices were made for {made['aligner']}, not {aligner}: run --split validation")
-    if "choice.ranking.triple_weight" not in made:
-        sys.exit("the validation choices hold no ranking for KiRAG: run --split validation")
+    if "choice.ranking.triple_weight" not in made or "choice.constructor.variant" not in made:
+        sys.exit("the validation choices hold no ranking or Constructor for KiRAG: run --split validation")
     ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES))
-    return made["choice.rerank.weight"], ranking
+    return made["choice.rerank.weight"], ranking, CONSTRUCTORS[made["choice.constructor.variant"]]
 
 
 def main() -> None:
@@ -343,11 +372,13 @@ def main() -> None:
     if args.split == "validation":
         validate(args.parts, aligner_data, args.unseen_questions, str(trained), aligner)
         return
-    weight, ranking = choices(aligner)
+    weight, ranking, constructor = choices(aligner)
     sections, flat = {}, {"aligner": aligner, "run": f"{date.today()}, {machine()}", "choice.rerank.weight": weight}
     flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in WEIGHT_NAMES}
+    flat |= {f"choice.constructor.{k}": v for k, v in constructor.items()}
     for part in args.parts:
-        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), weight, ranking)
+        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), weight, ranking,
+                                            constructor)
         flat.update(figures)
     trained_on = ", ".join(dict.fromkeys(aligner_data.train_record_datasets))
     markdown = (
@@ -357,8 +388,8 @@ def main() -> None:
         "Qwen2.5-Coder-0.5B-Instruct "
         f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) and KiRAG's passage ranking (w_t "
         f"{ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) were chosen on "
-        f"validation questions ({VALIDATION}.md); every figure here stands on test questions, scored once for this "
-        "configuration.\n\n"
+        f"validation questions ({VALIDATION}.md), as was the Constructor's variant ({constructor_text(constructor)}); "
+        "every figure here stands on test questions, scored once for this configuration.\n\n"
         "Recall, EM and F1 in %, with 95% BCa bootstrap intervals over questions. Differences in points; p: paired "
         "sign-flip test (exact up to 16 differing questions, else 20,000 random flips), adjusted by Holm within its "
         "table; a verdict reads the adjusted p at 0.05. Per-question scores: `benchmarks/results/kirag_eval/<part>/` "

@@ -80,10 +80,24 @@ def test_every_baseline_gets_kirags_budget_and_the_reader_but_rag_at_budget(demo
     assert [key for key, config in runs.items() if not config.reader.enabled] == ["rag at budget"]
 
 
-def test_validation_tries_every_rerank_weight_without_the_reader(demo_part):
+def test_validation_tries_every_rerank_weight_and_constructor_without_the_reader(demo_part):
     runs = kirag_eval.configs(demo_part, DataConfig(), "validation", "a.ckpt", budget=15)
     assert [c.rerank.weight for k, c in runs.items() if k.startswith("rerank")] == list(kirag_eval.WEIGHTS)
     assert not any(c.reader.enabled for c in runs.values())
+    variants = {k: (c.kirag.constructor, c.kirag.constructor_candidates, c.kirag.stop) for k, c in runs.items()
+                if k in kirag_eval.CONSTRUCTORS}
+    assert variants == {"constructor": (True, None, "constructor"), "constructor top 5": (True, 5, "constructor"),
+                        "constructor top 5, answer stop": (True, 5, "answer_in_chain")}
+    assert runs["kirag trained"].kirag.constructor is False
+
+
+def test_the_test_runs_the_constructor_variant_chosen_on_validation(demo_part):
+    runs = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25,
+                              constructor={"constructor_candidates": 5, "stop": "answer_in_chain"})
+    chosen = runs["kirag constructor"].kirag
+    assert (chosen.constructor, chosen.constructor_candidates, chosen.stop) == (True, 5, "answer_in_chain")
+    assert not any(k in kirag_eval.CONSTRUCTORS for k in runs)  # on test only the chosen one
+    assert kirag_eval.constructor_text({}) == "the paper's"
 
 
 def test_runs_that_do_not_read_the_kg_are_shared_by_parts_of_the_same_questions(demo_part, monkeypatch):
@@ -101,12 +115,12 @@ def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint
         kirag_eval.choices("`a` (1)")
     made = {"aligner": "`a` (1)", "choice.rerank.weight": 0.75}
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
-    with pytest.raises(SystemExit, match="hold no ranking for KiRAG"):
+    with pytest.raises(SystemExit, match="hold no ranking or Constructor for KiRAG"):
         kirag_eval.choices("`a` (1)")
     made |= {"choice.ranking.triple_weight": 1.0, "choice.ranking.retrieval_weight": 0.5,
-             "choice.ranking.text_weight": 0.0}
+             "choice.ranking.text_weight": 0.0, "choice.constructor.variant": "constructor top 5"}
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
-    assert kirag_eval.choices("`a` (1)") == (0.75, RankingConfig(1.0, 0.5, 0.0))
+    assert kirag_eval.choices("`a` (1)") == (0.75, RankingConfig(1.0, 0.5, 0.0), {"constructor_candidates": 5})
     with pytest.raises(SystemExit, match="made for `a` \\(1\\), not `a` \\(2\\)"):
         kirag_eval.choices("`a` (2)")
 
