@@ -210,8 +210,8 @@ def check_kg(part: str, data: DataConfig) -> None:
 
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
             ranking: RankingConfig | None = None, constructor: dict | None = None
-            ) -> tuple[dict[str, ScoredRun], int, dict[str, EvalConfig]]:
-    """Every method of the part run (or read back), KiRAG's budget, and the runs' configs."""
+            ) -> tuple[dict[str, ScoredRun], int]:
+    """Every method of the part run (or read back), and KiRAG's budget."""
     check_kg(part, data)
     first = configs(part, data, split, trained, ranking=ranking)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
@@ -219,7 +219,7 @@ def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float
     for key, config in runs.items():
         evaluate(config)
         print(f"{split} {part} {key}: done", flush=True)
-    return {key: read_run(config.output_dir) for key, config in runs.items()}, budget, runs
+    return {key: read_run(config.output_dir) for key, config in runs.items()}, budget
 
 
 def composition(data: DataConfig) -> str:
@@ -243,7 +243,7 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
 def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weight: float,
               ranking: RankingConfig, constructor: dict) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
-    runs, budget, _ = run_all(part, data, "test", trained, weight, ranking, constructor)
+    runs, budget = run_all(part, data, "test", trained, weight, ranking, constructor)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
     summaries = {key: run.summary() for key, run in runs.items()}
     labelled = [(run.method, summaries[key]) for key, run in runs.items()]
@@ -279,8 +279,8 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     for group in dict.fromkeys(PARTS[p].questions for p in parts):  # parts of the same questions are pooled once
         part = next(p for p in parts if PARTS[p].questions == group)
         data = held_out(part, aligner_data, "validation", unseen_questions)
-        runs, budget, used = run_all(part, data, "validation", trained)
-        kirag_runs.append(used["kirag trained"].output_dir)
+        runs, budget = run_all(part, data, "validation", trained)
+        kirag_runs.append(runs["kirag trained"].source)  # its run folder
         n = len(data.load().questions)
         counted += n
         for key, run in runs.items():

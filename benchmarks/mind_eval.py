@@ -59,7 +59,7 @@ from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, ReaderConfig
 from evaluation.predictions import read_predictions
-from evaluation.report import (compare, cost_table, headline_table, markdown_table, significance,
+from evaluation.report import (cost_table, headline_table, markdown_table, paired_questions, significance,
                                significance_table)
 from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run
@@ -131,6 +131,14 @@ def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], lis
     return rows, quantiles
 
 
+def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
+    """Run `configs` side by side on their first `questions`, `block` questions at a time, so that a run cut
+    short leaves them level (each run resumes)."""
+    for until in [*range(block, questions, block), questions]:
+        for config in configs:
+            evaluate(config, until)
+
+
 # -- the configs -----------------------------------------------------------------------------------
 
 
@@ -191,9 +199,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
     points = sweep_configs(base, params if calibration["written"] else None, quantiles)
     for key, (_, _, config) in points.items():
         config.output_dir = str(RUNS / "validation" / args.attention / key)
-    for until in [*range(args.block, args.val_questions, args.block), args.val_questions]:
-        for _, _, config in points.values():
-            evaluate(config, until)
+    advance([config for _, _, config in points.values()], args.val_questions, args.block)
     rows = []
     for key, (family, value, config) in points.items():
         summary = read_run(config.output_dir).summary()
@@ -210,8 +216,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
                                      ("sub-query", "subquery", "refined")):
             config = replace(point, mind=replace(point.mind, **{setting: other}),
                              output_dir=str(RUNS / "validation" / args.attention / f"ablation_{setting}_{other}"))
-            for until in [*range(args.block, args.val_questions, args.block), args.val_questions]:
-                evaluate(config, until)
+            advance([config], args.val_questions, args.block)
             summary = read_run(config.output_dir).summary()
             kept = chosen["mind calibrated"]
             ours, theirs = (objective(r["f1"], r["retrieval_calls"], args.call_cost, args.call_budget)
@@ -349,18 +354,15 @@ def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
     if "kirag_mind" in args.methods and not KG.is_dir():
         sys.exit(f"{KG} is missing: python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml")
     configs = test_run_configs(args, flat)
-    for until in [*range(args.block, args.questions, args.block), args.questions]:
-        for config in configs.values():  # the methods advance side by side
-            evaluate(config, until)
+    advance(list(configs.values()), args.questions, args.block)
     write_test(args, flat, configs, triggers)
 
 
 def write_test(args, flat: dict, configs: dict[str, EvalConfig], triggers: list[dict]) -> None:
-    result = compare([c.output_dir for c in configs.values()],
-                     str(RUNS / "test" / f"{args.attention}-q{args.questions}" / "compare"))
     commit_scores("mind_eval", {key: c.output_dir for key, c in configs.items()})
     runs = {key: read_run(c.output_dir) for key, c in configs.items()}
-    rows = result["runs"]
+    paired_questions(list(runs.values()))  # refuses runs over another corpus or with no shared question
+    rows = [{"method": run.method, **run.summary()} for run in runs.values()]
     fixed = rows[0]
     for row in rows:
         row["calls vs fixed interval"] = row["retrieval_calls"] / max(fixed["retrieval_calls"], 1e-9)

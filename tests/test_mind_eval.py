@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mind_eval import (DEV, QUANTILES, RATES, SCALES, SEEDS, against_fixed_interval, base_config,
-                                  best_point, firing_rate, objective, seed_mean, sweep_configs)
+from benchmarks.mind_eval import (DEV, QUANTILES, RATES, SCALES, SEEDS, advance, against_fixed_interval,
+                                  base_config, best_point, firing_rate, objective, seed_mean, sweep_configs)
 from evaluation.scores import ScoredRun
 
 
@@ -83,3 +83,10 @@ def test_the_sweep_holds_every_point_of_every_trigger_with_labels_apart(tmp_path
     assert {c.mind.params for f, _, c in points.values() if f == "mind calibrated"} == {str(tmp_path / "trigger.json")}
     without = sweep_configs(base, None, quantiles)  # refused calibration: no calibrated point
     assert "mind calibrated" not in [family for family, _, _ in without.values()]
+
+
+def test_methods_advance_side_by_side_in_blocks(monkeypatch):
+    calls = []
+    monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config, until)))
+    advance(["a", "b"], 25, 10)
+    assert calls == [("a", 10), ("b", 10), ("a", 20), ("b", 20), ("a", 25), ("b", 25)]
