@@ -164,7 +164,8 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
         runs = _with_baselines(runs, base, kirag, aligner, split, budget, weight, constructor or {})
     for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
         where = part if config.method == "kirag" else PARTS[part].questions
-        config.output_dir = str(RUNS / split / where / key.replace(" ", "_"))
+        folder = key.replace(" ", "_") + (f"_{budget}" if key in POOLED_BASELINES else "")  # parts' budgets differ
+        config.output_dir = str(RUNS / split / where / folder)
     return runs
 
 
@@ -395,7 +396,8 @@ def main() -> None:
         "table; a verdict reads the adjusted p at 0.05. Per-question scores: `benchmarks/results/kirag_eval/<part>/` "
         "(`python evaluate.py compare <files> --output_dir <dir>` recomputes any table). `hotpotqa_ircot`, the same "
         "100 questions over only their own 1,000 context passages, is no longer a part: it was not a second piece of "
-        "evidence.\n\n" + "\n".join(sections[p] for p in PARTS if p in sections))
+        "evidence. Seconds are each run's wall clock on this 2-core machine, and some runs shared it with other "
+        "jobs: compare costs by calls.\n\n" + "\n".join(sections[p] for p in PARTS if p in sections))
     write_results("kirag_eval", markdown, flat)
 
 

@@ -107,6 +107,10 @@ def test_runs_that_do_not_read_the_kg_are_shared_by_parts_of_the_same_questions(
     shared = [k for k in mine if mine[k].output_dir == own[k].output_dir]
     assert shared == ["rag", "rag at budget", "hybrid", "mdr", "ircot", "rerank"]
     assert all(mine[k] == own[k] for k in shared)  # the same config: the second part reads the first's runs back
+    # a part whose KG gives KiRAG another budget gets its own budget-matched runs, not the other part's
+    other = kirag_eval.configs("demo_own", DataConfig(), "test", "a.ckpt", budget=12, weight=0.5)
+    assert [k for k in mine if mine[k].output_dir == other[k].output_dir] == ["rag", "rerank"]
+    assert other["ircot"].output_dir.endswith("ircot_12") and other["ircot"].ircot.budget == 12
 
 
 def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint(monkeypatch, tmp_path):
@@ -150,4 +154,5 @@ def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
         committed = [{f: figures[f"{prefix}{i}.{f}"] for f in ("method", "against", "metric", "p", "p (Holm)")}
                      for i in range(count)]
         again = significance([(runs[c["method"]], runs[c["against"]], c["metric"]) for c in committed])
-        assert [(r["p"], r["p (Holm)"]) for r in again] == pytest.approx([(c["p"], c["p (Holm)"]) for c in committed])
+        assert [r[f] for r in again for f in ("p", "p (Holm)")] == pytest.approx(
+            [c[f] for c in committed for f in ("p", "p (Holm)")])
