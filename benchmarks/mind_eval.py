@@ -7,7 +7,8 @@ validation questions by what a user pays for; the test questions are scored once
 
 Calibration, never on an evaluated question: closed-book traces of the first `--trace_questions`
 questions of HotpotQA hipporag_train_100 (a training split), labelled per sentence
-(`training_data/traces.py`). `TriggerCalibrator` learns α, β, γ, δ on 80% of the traced questions (no
+(`training_data/traces.py`), archived in `data/traces/` so that a fresh checkout calibrates on the same
+traces without the LM. `TriggerCalibrator` learns α, β, γ, δ on 80% of the traced questions (no
 class weights: the labels as they are, with a price per retrieval); on the other 20%, the trigger's
 AUROC and F1 are reported against the hand-set values and DRAGIN's median threshold. A trigger that
 fires on every sentence is kept when most traced sentences need retrieval, and the report says so.
@@ -42,6 +43,7 @@ Every run resumes: predictions are appended as they are made, and the methods ad
 """
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -54,7 +56,7 @@ import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
 from benchmarks.common import RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, write_results
-from core.records import content_digest, split_held_out
+from core.records import content_digest, split_held_out, write_atomic
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, ReaderConfig
@@ -72,6 +74,8 @@ RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
 DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), None)
 KG = ROOT / "runs" / "kg" / "hotpotqa_ircot_dev_100"  # the first 100 dev questions' contexts, committed triples
+# The calibration's traces, committed: a fresh checkout calibrates on the very traces validation chose with
+TRACES_ARCHIVE = ROOT / "data" / "traces" / "hotpotqa_train_100.jsonl.gz"
 VALIDATION = "mind_validation"
 VAL_FRACTION, SEED = 0.2, 0
 SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -87,9 +91,22 @@ def paths(attention: str) -> tuple[Path, Path]:
     return RUNS / "traces.jsonl", RUNS / f"trigger_{attention}.json"
 
 
+def sync_traces(traces: Path, archive: Path, build) -> dict:
+    """Restore `traces` from `archive` when runs/ lacks them, `build()` (which resumes, so only what the archive
+    lacks is traced), then archive the result: the LM is asked only for questions never traced before."""
+    if not traces.is_file() and archive.is_file():
+        traces.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(traces, gzip.decompress(archive.read_bytes()).decode("utf-8"))
+    report = build()
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(archive, traces.read_text(encoding="utf-8"), compress=True)
+    return report
+
+
 def calibrate(trace_questions: int, attention: str) -> dict:
     traces, params = paths(attention)
-    print("traces:", build_traces(TracesConfig(data=replace(TRAIN, limit=trace_questions), output=str(traces))))
+    config = TracesConfig(data=replace(TRAIN, limit=trace_questions), output=str(traces))
+    print("traces:", sync_traces(traces, TRACES_ARCHIVE, lambda: build_traces(config)))
     model = TriggerCalibrator(initial=MindParams(threshold=0.5), cost=0.05, attention=attention,
                               params_path=str(params))
     trainer = L.Trainer(max_epochs=100, logger=False, enable_checkpointing=False, enable_progress_bar=False,
@@ -197,8 +214,9 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
     data = replace(DEV, offset=100, limit=args.val_questions)
     base = base_config(data, args.attention, args.aligner)
     points = sweep_configs(base, params if calibration["written"] else None, quantiles)
+    runs = RUNS / "validation" / f"{args.attention}-q{args.val_questions}"  # the corpus is these questions' contexts
     for key, (_, _, config) in points.items():
-        config.output_dir = str(RUNS / "validation" / args.attention / key)
+        config.output_dir = str(runs / key)
     advance([config for _, _, config in points.values()], args.val_questions, args.block)
     rows = []
     for key, (family, value, config) in points.items():
@@ -215,7 +233,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
         for name, setting, other in (("entity signals", "entity_signals", "extraction"),
                                      ("sub-query", "subquery", "refined")):
             config = replace(point, mind=replace(point.mind, **{setting: other}),
-                             output_dir=str(RUNS / "validation" / args.attention / f"ablation_{setting}_{other}"))
+                             output_dir=str(runs / f"ablation_{setting}_{other}"))
             advance([config], args.val_questions, args.block)
             summary = read_run(config.output_dir).summary()
             kept = chosen["mind calibrated"]

@@ -1,6 +1,7 @@
 """benchmarks/mind_eval.py: how it chooses each trigger's operating point on validation, the random control's
 seeds, the sweep it runs, and what it says in words against fixed interval."""
 
+import gzip
 import json
 import math
 from pathlib import Path
@@ -90,3 +91,26 @@ def test_methods_advance_side_by_side_in_blocks(monkeypatch):
     monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config, until)))
     advance(["a", "b"], 25, 10)
     assert calls == [("a", 10), ("b", 10), ("a", 20), ("b", 20), ("a", 25), ("b", 25)]
+
+
+def test_traces_are_restored_from_the_archive_built_on_and_archived_again(tmp_path):
+    from benchmarks.mind_eval import sync_traces
+
+    traces, archive = tmp_path / "runs" / "traces.jsonl", tmp_path / "data" / "traces.jsonl.gz"
+    seen = []
+
+    def build(lines):  # stands in for build_traces: resumes the file, appending what it lacks
+        def run():
+            seen.append(traces.read_text() if traces.is_file() else None)
+            traces.parent.mkdir(parents=True, exist_ok=True)
+            with traces.open("a") as f:
+                f.writelines(lines)
+            return {"written": len(lines)}
+        return run
+
+    assert sync_traces(traces, archive, build(['{"id": "q1"}\n'])) == {"written": 1}
+    assert seen == [None] and gzip.decompress(archive.read_bytes()) == b'{"id": "q1"}\n'
+    traces.unlink()  # a fresh checkout: runs/ is gone, the archive is committed
+    sync_traces(traces, archive, build(['{"id": "q2"}\n']))
+    assert seen[1] == '{"id": "q1"}\n'  # the builder resumed from the archive's traces, not from nothing
+    assert gzip.decompress(archive.read_bytes()) == b'{"id": "q1"}\n{"id": "q2"}\n'

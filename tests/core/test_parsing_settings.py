@@ -32,7 +32,7 @@ print(shows_docstring(jsonargparse.ArgumentParser()), shows_docstring(core.cli.a
 
 def test_importing_sets_nothing_and_argument_parser_shows_field_docstrings(tmp_path):
     (tmp_path / "settings_config.py").write_text(CONFIG)
-    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=600, cwd=ROOT,
                           env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
