@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from evaluation.scores import SCORES_NAME
+from evaluation.scores import SCORES_NAME, read_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -41,14 +41,44 @@ def machine() -> str:
     return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, {device}"
 
 
-def commit_scores(name: str, runs: dict[str, str]) -> None:
-    """Copy each run's per-question scores (run key -> evaluate.py output folder) to
-    benchmarks/results/<name>/<key>.jsonl.gz, replacing what that folder held."""
+def commit_scores(name: str, runs: dict[str, str | Path]) -> None:
+    """Copy each run's per-question scores and its `run.json` (run key -> evaluate.py output folder, or a
+    scores file committed before, as `committed_runs` gives) to benchmarks/results/<name>/ as
+    `<key>.jsonl.gz` and `<key>.run.json`, replacing what that folder held."""
+    files = {}
+    for key, source in runs.items():
+        source, stem = Path(source), key.replace(" ", "_")
+        scores, run = (source, run_record(source)) if source.is_file() else (source / SCORES_NAME, source / "run.json")
+        files[f"{stem}.jsonl.gz"] = scores.read_bytes()  # all read before the folder is replaced: a source may be in it
+        if run.is_file():
+            files[f"{stem}.run.json"] = run.read_bytes()
     folder = RESULTS / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    for key, output_dir in runs.items():
-        shutil.copyfile(Path(output_dir) / SCORES_NAME, folder / f"{key.replace(' ', '_')}.jsonl.gz")
+    for file, content in files.items():
+        (folder / file).write_bytes(content)
+
+
+def run_record(scores: Path) -> Path:
+    """The `run.json` committed beside a scores file `<key>.jsonl.gz`."""
+    return scores.with_name(scores.name.removesuffix(".jsonl.gz") + ".run.json")
+
+
+def committed_runs(name: str, configs: dict, questions: int) -> dict[str, Path]:
+    """The runs of `configs` (key -> EvalConfig) that benchmarks/results/<name>/ already holds, key -> scores
+    file: made by the same config over today's inputs, on exactly its first `questions` questions. A
+    benchmark that takes longer than one sitting commits what it finished and runs only the rest later."""
+    from evaluation.runner import made_by  # the inference stack, which only these benchmarks need
+
+    found = {}
+    for key, config in configs.items():
+        scores = RESULTS / name / f"{key.replace(' ', '_')}.jsonl.gz"
+        if not (scores.is_file() and made_by(run_record(scores), config)):
+            continue
+        ids = [q.id for q in config.data.load().questions[:questions]]
+        if list(read_scores(scores).scores) == ids:
+            found[key] = scores
+    return found
 
 
 def write_results(name: str, markdown: str, flat: dict) -> None:

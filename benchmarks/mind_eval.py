@@ -28,7 +28,8 @@ Each of mind calibrated, mind hand-set and dragin keeps its point of the highest
 `--call_cost` per retrieval call a question, or the highest F1 within `--call_budget` calls. At the
 calibrated point, the two faithful-signal options are ablations, each kept when its objective is higher:
 the entity confidence read from the reasoning's tokens (or the extraction output's), and MIND's refined
-sub-query (or the question plus entities). The choices go to `mind_validation.json`.
+sub-query (or the question plus entities). The choices go to `mind_validation.json`, every run's
+per-question scores to `benchmarks/results/mind_validation/`.
 
 `--split test`: the first `--questions` questions of ircot_dev_500, refused without choices for the
 same calibrated parameters. Fixed interval, the chosen points, `random_trigger` at the calibrated
@@ -40,6 +41,9 @@ within the family; per-question scores in `benchmarks/results/mind_eval/`.
 
 Every run resumes: predictions are appended as they are made, and the methods advance in blocks of
 `--block` questions, so a run cut short leaves them level. One process: llama.cpp uses every core.
+A test run that `benchmarks/results/mind_eval/` already holds (its committed `run.json` shows the same config
+over the same inputs, and its scores cover every question) is read from there, not run again: the test
+can be finished over several sittings, each committing what it finished (pass the same `--methods` each time).
 """
 
 import argparse
@@ -55,7 +59,8 @@ import matplotlib.pyplot as plt
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
-from benchmarks.common import RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, write_results
+from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
+                               write_results)
 from core.records import content_digest, split_held_out, write_atomic
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
@@ -159,11 +164,11 @@ def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
 # -- the configs -----------------------------------------------------------------------------------
 
 
-def base_config(data: DataConfig, attention: str, aligner: Path | None = None) -> EvalConfig:
-    """Every run's settings: BM25, 3 passages per retrieval, the reader on; KiRAG's over the committed KG."""
+def base_config(data: DataConfig, attention: str) -> EvalConfig:
+    """Every run's settings: BM25, 3 passages per retrieval, the reader on; KiRAG's over the committed KG. The
+    Aligner is set on `kirag+mind` alone, so that the other runs' configs do not depend on whether it exists."""
     return EvalConfig(data=data, retriever="bm25", mind=MindConfig(retrieve_k=3, attention=attention),
-                      reader=ReaderConfig(enabled=True), kirag=KiRAGConfig(kg=str(KG), extract_missing=False),
-                      aligner=AlignerConfig(name=str(aligner)) if aligner and aligner.is_file() else AlignerConfig())
+                      reader=ReaderConfig(enabled=True), kirag=KiRAGConfig(kg=str(KG), extract_missing=False))
 
 
 def sweep_configs(base: EvalConfig, params: Path | None, quantiles: list[float]
@@ -212,7 +217,7 @@ def best_point(points: list[dict], call_cost: float, call_budget: float | None) 
 def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], quantiles: list[float]) -> None:
     _, params = paths(args.attention)
     data = replace(DEV, offset=100, limit=args.val_questions)
-    base = base_config(data, args.attention, args.aligner)
+    base = base_config(data, args.attention)
     points = sweep_configs(base, params if calibration["written"] else None, quantiles)
     runs = RUNS / "validation" / f"{args.attention}-q{args.val_questions}"  # the corpus is these questions' contexts
     for key, (_, _, config) in points.items():
@@ -226,7 +231,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
                      "fires on": firing_rate(config.output_dir), "questions": int(summary["questions"])})
     chosen = {family: best_point([r for r in rows if r["family"] == family], args.call_cost, args.call_budget)
               for family in CHOSEN if any(r["family"] == family for r in rows)}
-    ablations = []
+    ablations, folders = [], {key: config.output_dir for key, (_, _, config) in points.items()}
     if "mind calibrated" in chosen:
         point = points[chosen["mind calibrated"]["run"]][2]
         options = {}
@@ -235,6 +240,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
             config = replace(point, mind=replace(point.mind, **{setting: other}),
                              output_dir=str(runs / f"ablation_{setting}_{other}"))
             advance([config], args.val_questions, args.block)
+            folders[Path(config.output_dir).name] = config.output_dir
             summary = read_run(config.output_dir).summary()
             kept = chosen["mind calibrated"]
             ours, theirs = (objective(r["f1"], r["retrieval_calls"], args.call_cost, args.call_budget)
@@ -246,6 +252,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
                               "calls at the chosen point": kept["retrieval_calls"],
                               "kept": options[setting]})
         chosen["mind calibrated"] = {**chosen["mind calibrated"], **options}
+    commit_scores(VALIDATION, folders)
     write_validation(args, rows, chosen, ablations, calibration, triggers, params)
 
 
@@ -326,7 +333,7 @@ def choices(attention: str) -> dict:
 def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConfig]:
     """The test runs, in table order (fixed interval first: the paired tests' baseline)."""
     _, params = paths(args.attention)
-    base = base_config(replace(DEV, limit=args.questions), args.attention, args.aligner)
+    base = base_config(replace(DEV, limit=args.questions), args.attention)
     runs = {"fixed_interval": replace(base, method="fixed_interval", name="fixed interval (every sentence)")}
     if "dragin" in args.methods and "choice.dragin.value" in flat:
         theta = flat["choice.dragin.value"]
@@ -350,7 +357,8 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
                                                      mind=replace(base.mind, random_rate=rate, seed=seed),
                                                      name=f"random trigger at {rate:.0%}, seed {seed}")
         if "kirag_mind" in args.methods:
-            runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated")
+            runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated",
+                                         aligner=AlignerConfig(name=str(args.aligner)))
     for key, config in runs.items():
         config.output_dir = str(RUNS / "test" / f"{args.attention}-q{args.questions}" / key)
     return runs
@@ -371,14 +379,20 @@ def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
     flat = choices(args.attention)
     if "kirag_mind" in args.methods and not KG.is_dir():
         sys.exit(f"{KG} is missing: python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml")
+    if "kirag_mind" in args.methods and not args.aligner.is_file():
+        sys.exit(f"{args.aligner} is missing: python prepare.py recipe --config configs/recipes/multi_cpu.yaml")
     configs = test_run_configs(args, flat)
-    advance(list(configs.values()), args.questions, args.block)
-    write_test(args, flat, configs, triggers)
+    committed = committed_runs("mind_eval", configs, args.questions)
+    if committed:
+        print("committed runs reused (same config and inputs, all questions scored):", ", ".join(committed))
+    advance([c for key, c in configs.items() if key not in committed], args.questions, args.block)
+    write_test(args, flat, configs, {key: committed.get(key, c.output_dir) for key, c in configs.items()}, triggers)
 
 
-def write_test(args, flat: dict, configs: dict[str, EvalConfig], triggers: list[dict]) -> None:
-    commit_scores("mind_eval", {key: c.output_dir for key, c in configs.items()})
-    runs = {key: read_run(c.output_dir) for key, c in configs.items()}
+def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[str, str | Path],
+               triggers: list[dict]) -> None:
+    commit_scores("mind_eval", sources)
+    runs = {key: read_run(source) for key, source in sources.items()}
     paired_questions(list(runs.values()))  # refuses runs over another corpus or with no shared question
     rows = [{"method": run.method, **run.summary()} for run in runs.values()]
     fixed = rows[0]

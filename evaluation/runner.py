@@ -105,6 +105,19 @@ def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str], int]
                          "or pass --overwrite true")
 
 
+def made_by(run_file: Path, config: EvalConfig) -> bool:
+    """Whether the run recorded in `run_file` (a `run.json`, or a copy committed beside its scores) was made
+    by `config` over today's inputs: what resuming it would require."""
+    previous = _previous_run(Path(run_file))
+    if previous is None:
+        return False
+    try:
+        _check_resumable(Path(run_file).parent, previous, config, _input_digests(config))
+    except ValueError:
+        return False
+    return True
+
+
 def evaluate(config: EvalConfig, until: int | None = None) -> dict[str, float]:
     """Run `config.method` on every question not yet predicted in `config.output_dir`; returns the metrics.
 
