@@ -233,7 +233,10 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
               for family in CHOSEN if any(r["family"] == family for r in rows)}
     ablations, folders = [], {key: config.output_dir for key, (_, _, config) in points.items()}
     if "mind calibrated" in chosen:
-        point = points[chosen["mind calibrated"]["run"]][2]
+        point, kept = points[chosen["mind calibrated"]["run"]][2], chosen["mind calibrated"]
+        ours = objective(kept["f1"], kept["retrieval_calls"], args.call_cost, args.call_budget)
+        ablations.append({"setting": f"the chosen point ({point.mind.entity_signals}, {point.mind.subquery})",
+                          "f1": kept["f1"], "retrieval_calls": kept["retrieval_calls"], "objective": ours, "kept": ""})
         options = {}
         for name, setting, other in (("entity signals", "entity_signals", "extraction"),
                                      ("sub-query", "subquery", "refined")):
@@ -242,16 +245,12 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
             advance([config], args.val_questions, args.block)
             folders[Path(config.output_dir).name] = config.output_dir
             summary = read_run(config.output_dir).summary()
-            kept = chosen["mind calibrated"]
-            ours, theirs = (objective(r["f1"], r["retrieval_calls"], args.call_cost, args.call_budget)
-                            for r in (kept, summary))
+            theirs = objective(summary["f1"], summary["retrieval_calls"], args.call_cost, args.call_budget)
             options[setting] = other if theirs > ours else getattr(point.mind, setting)
-            ablations.append({"ablation": f"{name}: {getattr(point.mind, setting)} -> {other}",
-                              "f1": summary["f1"], "retrieval_calls": summary["retrieval_calls"],
-                              "f1 at the chosen point": kept["f1"],
-                              "calls at the chosen point": kept["retrieval_calls"],
+            ablations.append({"setting": f"{name}: {getattr(point.mind, setting)} -> {other}", "f1": summary["f1"],
+                              "retrieval_calls": summary["retrieval_calls"], "objective": theirs,
                               "kept": options[setting]})
-        chosen["mind calibrated"] = {**chosen["mind calibrated"], **options}
+        chosen["mind calibrated"] = {**kept, **options}
     commit_scores(VALIDATION, folders)
     write_validation(args, rows, chosen, ablations, calibration, triggers, params)
 
