@@ -417,8 +417,9 @@ def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[s
         f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}.\n\n"
         + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
         + "\n### Paired tests\n\nSign-flip tests on the same questions, differences in points, p adjusted by Holm "
-        f"over the {len(tests)} comparisons. Random triggering fires at the calibrated point's validation rate; "
-        "its mean over seeds is the per-question mean of their scores.\n\n"
+        f"over the {len(tests)} comparisons."
+        + (" Random triggering fires at the calibrated point's validation rate; its mean over seeds is the "
+           "per-question mean of their scores." if seeds else "") + "\n\n"
         + significance_table(tests) + against_fixed_interval(rows, triggers))
     out = {"setup": markdown.split("\n\n")[1]}
     out |= {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
