@@ -3,6 +3,8 @@
     python -m benchmarks.kirag_eval --split validation   # choices, on validation questions only
     python -m benchmarks.kirag_eval --split test         # the released config, scored once on test questions
         [--aligner runs/aligner/multi/checkpoints/best.ckpt] [--parts musique musique_own hotpotqa hotpotqa_ircot_full]
+    python -m benchmarks.kirag_eval --split validation \
+        --ablation runs/aligner/multi_dense_negatives/checkpoints/best.ckpt  # training ablations, on validation
 
 Every method searches the same dense MiniLM index and is answered by the same reader (the packaged
 Qwen2.5-0.5B on its top 3 passages), so methods differ only in what they retrieve:
@@ -23,6 +25,13 @@ passage ranking (swept offline over its runs), and the Constructor's variant (CO
 choices for the same checkpoint, then scores each part's test questions once: the test split of the
 part's dataset, or for a dataset the Aligner never saw its first `--unseen_questions`. Runs resume
 (`evaluation.runner`), so a rerun only reads them back.
+
+Training ablations (`--split validation --ablation CKPT ...`: Aligners trained as the recipe with one change,
+such as the negatives of configs/recipes/ablations/) are decided on the same validation questions, none of
+which any of the checkpoints trained on: the released Aligner-only loop (its validation-chosen ranking) with
+each checkpoint against the recipe's, pooled R@5, paired tests with Holm over the ablations. The rule, fixed
+before any run: an ablation replaces the recipe's training only when it is ahead at Holm p < 0.05, since a
+replacement retrains the recipe and scores its test questions again. Writes `kirag_ablations.md/.json`.
 
 Significance: paired sign-flip tests on the same questions, Holm-adjusted within each family. The
 primary family per part is the claim: trained Aligner-only KiRAG against each baseline at its budget,
@@ -66,6 +75,7 @@ from kg.store import KGStore
 
 RUNS = ROOT / "runs" / "bench" / "kirag"  # main adds <training run folder>-<checkpoint digest>
 VALIDATION = "kirag_validation"
+ABLATIONS = "kirag_ablations"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # rag+rerank's fusion weights tried on validation
 WEIGHT_NAMES = ("triple_weight", "retrieval_weight", "text_weight")
 # The Constructor's variants tried on validation (the LM on a CPU): the paper's, the Aligner's best 5 shown to
@@ -331,6 +341,56 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     write_results(VALIDATION, text, flat)
 
 
+def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: str, checkpoints: list[Path]) -> None:
+    """Each checkpoint of `checkpoints` in the released Aligner-only loop against the recipe's (`trained`) on
+    the validation questions of each question set, pooled; see the module docstring for the rule."""
+    _, ranking, _ = choices(aligner)
+    named = {"recipe": Path(trained)} | {f"{c.parents[1].name}-{content_digest(c)[:8]}": c for c in checkpoints}
+    trained_on = {name: {r.question_id for r in trained_datamodule(c).train_records} for name, c in named.items()}
+    pooled, rows, flat = {name: {} for name in named}, [], {"aligner": aligner, "run": f"{date.today()}, {machine()}"}
+    for group in dict.fromkeys(PARTS[p].questions for p in parts):
+        part = next(p for p in parts if PARTS[p].questions == group)
+        data = held_out(part, aligner_data, "validation", 0)
+        wanted = {q.id for q in data.load().questions}
+        folders = {name: RUNS / "validation" / part / f"ablation_{name}" for name in named}
+        for name, checkpoint in named.items():
+            if seen := wanted & trained_on[name]:
+                sys.exit(f"{checkpoint} trained on {len(seen)} of the {group} validation questions (first: "
+                         f"{sorted(seen)[0]}): an ablation must keep the recipe's split")
+            config = replace(configs(part, data, "validation", str(checkpoint), ranking=ranking)["kirag trained"],
+                             name=f"kirag aligner-only, {name}", output_dir=str(folders[name]))
+            evaluate(config)
+            run = read_run(folders[name])
+            pooled[name] |= run.scores
+            rows.append({"questions": f"{group} validation", "n": len(wanted), "checkpoint": name,
+                         "recall@5": run.summary()["recall@5"]})
+            flat[f"{group}.{name}.recall@5"] = run.summary()["recall@5"]
+        commit_scores(f"{ABLATIONS}/{group}", folders)
+    runs = {name: ScoredRun(name, "pooled", scores, "") for name, scores in pooled.items()}
+    for name, run in runs.items():
+        rows.append({"questions": "pooled", "n": len(run.scores), "checkpoint": name,
+                     "recall@5": run.summary()["recall@5"]})
+        flat[f"pooled.{name}.recall@5"] = run.summary()["recall@5"]
+    tested = significance([(runs[name], runs["recipe"], "recall@5") for name in named if name != "recipe"])
+    decisions = []
+    for row in tested:
+        adopted = row["difference"] > 0 and row["p (Holm)"] < 0.05
+        flat |= {f"paired.{row['method']}.{k}": v for k, v in row.items()} | {f"{row['method']}.adopted": adopted}
+        decisions.append(f"{row['method']}: {'adopted' if adopted else 'not adopted'}.")
+    shown = "\n".join(f"- `{name}`: `{c.relative_to(ROOT) if c.is_relative_to(ROOT) else c}`"
+                      for name, c in named.items())
+    text = (f"# KiRAG's training ablations, decided on validation questions\n\nRecipe: {aligner}. Run {flat['run']}. "
+            "The released Aligner-only loop (dense MiniLM, K0 = 10, N = 20, L = 5, the passage ranking chosen in "
+            f"{VALIDATION}.md: w_t {ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x "
+            f"{ranking.text_weight:g}) with each checkpoint, on the recipe's validation questions, which none of them "
+            f"trained on; no reader. R@5 in %.\n\nCheckpoints:\n{shown}\n\n" + markdown_table(rows, list(rows[0]))
+            + "\n### Significance: each ablation against the recipe, pooled\n\n" + significance_table(tested)
+            + "\nRule, fixed before the runs: an ablation replaces the recipe's training only when it is ahead at Holm "
+            "p < 0.05 (a replacement retrains the recipe and scores its test questions again). " + " ".join(decisions)
+            + f" Per-question scores: `benchmarks/results/{ABLATIONS}/`.\n")
+    write_results(ABLATIONS, text, flat)
+
+
 def constructor_text(options: dict) -> str:
     shown = {"constructor_candidates": "the Aligner's best {} shown to the LM", "stop": "chains stop by {}"}
     return ", ".join(shown[k].format(v) for k, v in options.items()) or "the paper's"
@@ -361,7 +421,14 @@ def main() -> None:
                              "content digest>: a retrained checkpoint gets new runs)")
     parser.add_argument("--unseen_questions", type=int, default=100,
                         help="a part whose dataset the Aligner did not train on: its first N questions")
+    parser.add_argument("--ablation", type=Path, nargs="+", default=[],
+                        help="with --split validation: Aligners trained as the recipe with one change, each decided "
+                             "against --aligner (kirag_ablations.md)")
     args = parse_args(parser)
+    if args.ablation and args.split != "validation":
+        parser.error("--ablation is decided on validation questions only")
+    if missing := [str(c) for c in args.ablation if not c.is_file()]:
+        sys.exit(f"{', '.join(missing)}: no such checkpoint (train it: configs/recipes/ablations/)")
     trained = args.aligner.resolve()
     if not trained.is_file():
         sys.exit(f"{trained} is missing: train the Aligner first (see this script's docstring)")
@@ -370,6 +437,9 @@ def main() -> None:
     aligner_data = trained_datamodule(trained)
     shown = trained.relative_to(ROOT) if trained.is_relative_to(ROOT) else trained
     aligner = f"`{shown}` (content digest {digest[:8]})"
+    if args.ablation:
+        validate_ablations(args.parts, aligner_data, str(trained), aligner, [c.resolve() for c in args.ablation])
+        return
     if args.split == "validation":
         validate(args.parts, aligner_data, args.unseen_questions, str(trained), aligner)
         return

@@ -156,3 +156,71 @@ def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
         again = significance([(runs[c["method"]], runs[c["against"]], c["metric"]) for c in committed])
         assert [r[f] for r in again for f in ("p", "p (Holm)")] == pytest.approx(
             [c[f] for c in committed for f in ("p", "p (Holm)")])
+
+
+@pytest.fixture
+def ablation_world(demo_part, monkeypatch, tmp_path):
+    """validate_ablations over the demo part with its runs stubbed: each checkpoint's R@5 per question is
+    given by `world["recall"][checkpoint file name]`, and what would be written is kept in `world`."""
+    world = {"recall": {}, "trained": {}, "written": {}, "committed": {}}
+    monkeypatch.setattr(kirag_eval, "choices", lambda aligner: (0.5, RankingConfig(0.0, 1.0, 0.5), {}))
+    monkeypatch.setattr(kirag_eval, "trained_datamodule", lambda checkpoint: SimpleNamespace(
+        train_records=[SimpleNamespace(question_id=q) for q in world["trained"].get(checkpoint.name, [])]))
+    ran = {}
+
+    def evaluate(config):
+        ran[config.output_dir] = config
+
+    def read_run(folder):
+        config = ran[str(folder)]
+        recall = world["recall"][config.aligner.name.rsplit("/", 1)[-1]]
+        questions = question_ids(config.data)
+        return kirag_eval.ScoredRun(config.name, "c", {q: {"recall@5": recall[i]} for i, q in enumerate(questions)},
+                                    str(folder))
+
+    monkeypatch.setattr(kirag_eval, "evaluate", evaluate)
+    monkeypatch.setattr(kirag_eval, "read_run", read_run)
+    monkeypatch.setattr(kirag_eval, "commit_scores", lambda name, runs: world["committed"].update({name: runs}))
+    monkeypatch.setattr(kirag_eval, "write_results", lambda name, text, flat: world["written"].update(
+        {name: (text, flat)}))
+    world["ran"] = ran
+    for name in ("recipe.ckpt", "ablation.ckpt"):
+        (tmp_path / "run" / name.split(".")[0] / "checkpoints").mkdir(parents=True)
+        (tmp_path / "run" / name.split(".")[0] / "checkpoints" / name).write_bytes(name.encode())
+    world["recipe"] = tmp_path / "run" / "recipe" / "checkpoints" / "recipe.ckpt"
+    world["ablation"] = tmp_path / "run" / "ablation" / "checkpoints" / "ablation.ckpt"
+    return world
+
+
+def validated(n: int):
+    return aligner_data(validated=[f"demo-{i:03d}" for i in range(1, n + 1)])
+
+
+def test_a_training_ablation_runs_the_released_loop_and_is_adopted_only_when_ahead_after_holm(demo_part,
+                                                                                                ablation_world):
+    world, n = ablation_world, len(question_ids(DataConfig()))
+    world["recall"] = {"recipe.ckpt": [0.0] * n, "ablation.ckpt": [1.0] * n}
+    kirag_eval.validate_ablations([demo_part], validated(n), str(world["recipe"]), "`r` (1)", [world["ablation"]])
+    configs = list(world["ran"].values())
+    assert [c.aligner.name for c in configs] == [str(world["recipe"]), str(world["ablation"])]
+    assert all(c.kirag.ranking == RankingConfig(0.0, 1.0, 0.5, score_text=True) and not c.reader.enabled
+               for c in configs)  # the ranking chosen on validation, no reader
+    text, flat = world["written"]["kirag_ablations"]
+    name = next(k.removesuffix(".adopted") for k in flat if k.endswith(".adopted"))
+    assert name.startswith("ablation-") and flat["pooled.recipe.recall@5"] == 0.0
+    assert flat[f"paired.{name}.difference"] == 100.0
+    assert flat[f"{name}.adopted"] is True and flat[f"paired.{name}.p (Holm)"] < 0.05
+    assert list(world["committed"]) == ["kirag_ablations/demo"]
+    # one question ahead is not enough evidence: the recipe stays
+    world["recall"]["ablation.ckpt"] = [1.0] + [0.0] * (n - 1)
+    kirag_eval.validate_ablations([demo_part], validated(n), str(world["recipe"]), "`r` (1)", [world["ablation"]])
+    assert world["written"]["kirag_ablations"][1][f"{name}.adopted"] is False
+    assert f"{name}: not adopted." in world["written"]["kirag_ablations"][0]
+
+
+def test_an_ablation_that_trained_on_the_validation_questions_is_refused(demo_part, ablation_world):
+    ablation_world["trained"] = {"ablation.ckpt": ["demo-002"]}
+    ablation_world["recall"] = {"recipe.ckpt": [0.0] * 3, "ablation.ckpt": [0.0] * 3}
+    with pytest.raises(SystemExit, match="trained on 1 of the demo validation questions \\(first: demo-002\\)"):
+        kirag_eval.validate_ablations([demo_part], validated(3), str(ablation_world["recipe"]), "`r` (1)",
+                                      [ablation_world["ablation"]])
