@@ -36,7 +36,8 @@ same calibrated parameters. Fixed interval, the chosen points, `random_trigger` 
 point's firing rate on validation (every seed of `SEEDS`: the paired test reads the mean over seeds per
 question, and each seed apart), and `kirag+mind` (the calibrated point, KiRAG's Aligner-only loop with
 `--aligner`, over the committed triples of these questions' contexts:
-`python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml`). Paired sign-flip tests, Holm
+`python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml`), beside `kirag`, that loop once
+from the question with no trigger, over the same triples and reader. Paired sign-flip tests, Holm
 within the family; per-question scores in `benchmarks/results/mind_eval/`.
 
 Every run resumes: predictions are appended as they are made, and the methods advance in blocks of
@@ -88,7 +89,7 @@ QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 RATES = (0.25, 0.5, 0.75)
 SEEDS = (0, 1, 2)
 CHOSEN = ("mind calibrated", "mind hand-set", "dragin")  # the families whose point is chosen on validation
-METHODS = ("dragin", "mind_hand_set", "mind_calibrated", "random", "kirag_mind")
+METHODS = ("dragin", "mind_hand_set", "mind_calibrated", "random", "kirag_mind", "kirag")
 
 
 def paths(attention: str) -> tuple[Path, Path]:
@@ -166,7 +167,7 @@ def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
 
 def base_config(data: DataConfig, attention: str) -> EvalConfig:
     """Every run's settings: BM25, 3 passages per retrieval, the reader on; KiRAG's over the committed KG. The
-    Aligner is set on `kirag+mind` alone, so that the other runs' configs do not depend on whether it exists."""
+    Aligner is set on the KiRAG runs alone, so that the other runs' configs do not depend on whether it exists."""
     return EvalConfig(data=data, retriever="bm25", mind=MindConfig(retrieve_k=3, attention=attention),
                       reader=ReaderConfig(enabled=True), kirag=KiRAGConfig(kg=str(KG), extract_missing=False))
 
@@ -358,6 +359,9 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
         if "kirag_mind" in args.methods:
             runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated",
                                          aligner=AlignerConfig(name=str(args.aligner)))
+    if "kirag" in args.methods:
+        runs["kirag"] = replace(base, method="kirag", name="kirag aligner-only (no trigger)",
+                                aligner=AlignerConfig(name=str(args.aligner)))
     for key, config in runs.items():
         config.output_dir = str(RUNS / "test" / f"{args.attention}-q{args.questions}" / key)
     return runs
@@ -376,9 +380,10 @@ def seed_mean(runs: list[ScoredRun], label: str) -> ScoredRun:
 
 def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
     flat = choices(args.attention)
-    if "kirag_mind" in args.methods and not KG.is_dir():
+    kirag = {"kirag_mind", "kirag"} & set(args.methods)
+    if kirag and not KG.is_dir():
         sys.exit(f"{KG} is missing: python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml")
-    if "kirag_mind" in args.methods and not args.aligner.is_file():
+    if kirag and not args.aligner.is_file():
         sys.exit(f"{args.aligner} is missing: python prepare.py recipe --config configs/recipes/multi_cpu.yaml")
     configs = test_run_configs(args, flat)
     committed = committed_runs("mind_eval", configs, args.questions)
@@ -403,6 +408,8 @@ def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[s
         random_mean = seed_mean(seeds, f"random trigger, mean of {len(seeds)} seeds")
         family += [(runs["mind_calibrated"], random_mean, "f1"), (runs["mind_calibrated"], random_mean, "recall@5")]
         family += [(runs["mind_calibrated"], seed, "f1") for seed in seeds]
+    if "kirag_mind" in runs and "kirag" in runs:  # what MIND's trigger does to KiRAG's loop
+        family += [(runs["kirag_mind"], runs["kirag"], "f1"), (runs["kirag_mind"], runs["kirag"], "recall@5")]
     tests = significance(family)
     by_method = {t["method"]: t for t in tests if t["against"] == runs["fixed_interval"].method}
     for row in rows:
@@ -468,10 +475,10 @@ if __name__ == "__main__":
     parser.add_argument("--call_budget", type=float, default=None,
                         help="instead of a cost: the most retrieval calls a question; the highest F1 within it")
     parser.add_argument("--aligner", type=Path, default=ROOT / "runs/aligner/multi/checkpoints/best.ckpt",
-                        help="kirag+mind's Aligner (the released CPU recipe's)")
+                        help="the Aligner of kirag+mind and kirag (the released CPU recipe's)")
     parser.add_argument("--block", type=int, default=10,
                         help="every method answers this many questions before the next block begins")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
                         help="the methods to run beside fixed_interval on test (kirag_mind: KiRAG's loop at each "
-                             "retrieval, slow on a CPU)")
+                             "retrieval, slow on a CPU; kirag: its loop alone, no trigger)")
     main(parse_args(parser))

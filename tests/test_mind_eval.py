@@ -1,6 +1,7 @@
 """benchmarks/mind_eval.py: how it chooses each trigger's operating point on validation, the random control's
 seeds, the sweep it runs, and what it says in words against fixed interval."""
 
+import argparse
 import gzip
 import json
 import math
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mind_eval import (DEV, QUANTILES, RATES, SCALES, SEEDS, advance, against_fixed_interval,
+from benchmarks import mind_eval
+from benchmarks.mind_eval import (DEV, METHODS, QUANTILES, RATES, SCALES, SEEDS, advance, against_fixed_interval,
                                   base_config, best_point, firing_rate, objective, seed_mean, sweep_configs)
 from evaluation.scores import ScoredRun
 
@@ -84,6 +86,24 @@ def test_the_sweep_holds_every_point_of_every_trigger_with_labels_apart(tmp_path
     assert {c.mind.params for f, _, c in points.values() if f == "mind calibrated"} == {str(tmp_path / "trigger.json")}
     without = sweep_configs(base, None, quantiles)  # refused calibration: no calibrated point
     assert "mind calibrated" not in [family for family, _, _ in without.values()]
+
+
+def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_runs_alone():
+    flat = {"choice.dragin.value": 0.1, "choice.mind hand-set.value": 0.25, "choice.mind calibrated.value": 4.0,
+            "choice.mind calibrated.entity_signals": "extraction", "choice.mind calibrated.subquery": "refined",
+            "choice.mind calibrated.fires on": 0.7812}
+    args = argparse.Namespace(attention="sentence", questions=100, methods=list(METHODS), aligner=Path("a.ckpt"))
+    runs = mind_eval.test_run_configs(args, flat)
+    assert list(runs) == ["fixed_interval", "dragin", "mind_hand_set", "mind_calibrated",
+                          *(f"random_seed{s}" for s in SEEDS), "kirag_mind", "kirag"]
+    assert [runs[k].method for k in ("kirag_mind", "kirag")] == ["kirag+mind", "kirag"]
+    assert {k for k, c in runs.items() if c.aligner is not None and c.aligner.name == "a.ckpt"} == {"kirag_mind",
+                                                                                                  "kirag"}
+    assert runs["kirag_mind"].mind == runs["mind_calibrated"].mind  # the calibrated point, subquery included
+    assert {runs[f"random_seed{s}"].mind.random_rate for s in SEEDS} == {0.781}
+    assert len({c.output_dir for c in runs.values()}) == len(runs)
+    only = mind_eval.test_run_configs(argparse.Namespace(**{**vars(args), "methods": ["kirag"]}), flat)
+    assert list(only) == ["fixed_interval", "kirag"]
 
 
 def test_methods_advance_side_by_side_in_blocks(monkeypatch):
