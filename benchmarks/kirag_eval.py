@@ -342,12 +342,20 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
 
 
 def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: str, checkpoints: list[Path]) -> None:
-    """Each checkpoint of `checkpoints` in the released Aligner-only loop against the recipe's (`trained`) on
-    the validation questions of each question set, pooled; see the module docstring for the rule."""
+    """Each checkpoint of `checkpoints` in the released Aligner-only loop against the recipe's (`trained`, whose
+    datamodule is `aligner_data`) on the validation questions of each question set, pooled; see the module
+    docstring for the rule."""
     _, ranking, _ = choices(aligner)
     named = {"recipe": Path(trained)} | {f"{c.parents[1].name}-{content_digest(c)[:8]}": c for c in checkpoints}
-    trained_on = {name: {r.question_id for r in trained_datamodule(c).train_records} for name, c in named.items()}
+    datamodules = {name: aligner_data if name == "recipe" else trained_datamodule(c) for name, c in named.items()}
+    trained_on = {name: {r.question_id for r in dm.train_records} for name, dm in datamodules.items()}
     pooled, rows, flat = {name: {} for name in named}, [], {"aligner": aligner, "run": f"{date.today()}, {machine()}"}
+
+    def report(questions: str, name: str, run: ScoredRun) -> None:
+        recall = run.summary()["recall@5"]
+        rows.append({"questions": questions, "n": len(run.scores), "checkpoint": name, "recall@5": recall})
+        flat[f"{questions.removesuffix(' validation')}.{name}.recall@5"] = recall
+
     for group in dict.fromkeys(PARTS[p].questions for p in parts):
         part = next(p for p in parts if PARTS[p].questions == group)
         data = held_out(part, aligner_data, "validation", 0)
@@ -362,15 +370,11 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
             evaluate(config)
             run = read_run(folders[name])
             pooled[name] |= run.scores
-            rows.append({"questions": f"{group} validation", "n": len(wanted), "checkpoint": name,
-                         "recall@5": run.summary()["recall@5"]})
-            flat[f"{group}.{name}.recall@5"] = run.summary()["recall@5"]
+            report(f"{group} validation", name, run)
         commit_scores(f"{ABLATIONS}/{group}", folders)
     runs = {name: ScoredRun(name, "pooled", scores, "") for name, scores in pooled.items()}
     for name, run in runs.items():
-        rows.append({"questions": "pooled", "n": len(run.scores), "checkpoint": name,
-                     "recall@5": run.summary()["recall@5"]})
-        flat[f"pooled.{name}.recall@5"] = run.summary()["recall@5"]
+        report("pooled", name, run)
     tested = significance([(runs[name], runs["recipe"], "recall@5") for name in named if name != "recipe"])
     decisions = []
     for row in tested:
@@ -379,11 +383,13 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
         decisions.append(f"{row['method']}: {'adopted' if adopted else 'not adopted'}.")
     shown = "\n".join(f"- `{name}`: `{c.relative_to(ROOT) if c.is_relative_to(ROOT) else c}`"
                       for name, c in named.items())
+    loop = config.kirag
     text = (f"# KiRAG's training ablations, decided on validation questions\n\nRecipe: {aligner}. Run {flat['run']}. "
-            "The released Aligner-only loop (dense MiniLM, K0 = 10, N = 20, L = 5, the passage ranking chosen in "
-            f"{VALIDATION}.md: w_t {ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x "
-            f"{ranking.text_weight:g}) with each checkpoint, on the recipe's validation questions, which none of them "
-            f"trained on; no reader. R@5 in %.\n\nCheckpoints:\n{shown}\n\n" + markdown_table(rows, list(rows[0]))
+            f"The released Aligner-only loop (dense MiniLM, K0 = {loop.k0}, N = {loop.num_candidates}, L = "
+            f"{loop.max_steps}, the passage ranking chosen in {VALIDATION}.md: w_t {ranking.triple_weight:g}, w_r "
+            f"{ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) with each checkpoint, on the recipe's "
+            "validation questions, which none of them trained on; no reader. R@5 in %.\n\n"
+            f"Checkpoints:\n{shown}\n\n" + markdown_table(rows, list(rows[0]))
             + "\n### Significance: each ablation against the recipe, pooled\n\n" + significance_table(tested)
             + "\nRule, fixed before the runs: an ablation replaces the recipe's training only when it is ahead at Holm "
             "p < 0.05 (a replacement retrains the recipe and scores its test questions again). " + " ".join(decisions)
