@@ -1,6 +1,7 @@
 """Shared by the benchmark scripts: where the shared data is, and writing a result table."""
 
 import argparse
+import gzip
 import json
 import platform
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import torch
 
+from core.records import write_atomic
 from evaluation.scores import SCORES_NAME, read_scores
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +81,18 @@ def committed_runs(name: str, configs: dict, questions: int) -> dict[str, Path]:
         if list(read_scores(scores).scores) == ids:
             found[key] = scores
     return found
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    """Per-question (or per-passage) rows as gzip JSON Lines, a table's figures recomputable from them; the
+    same rows give the same bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, "".join(json.dumps(row) + "\n" for row in rows), compress=True)
+
+
+def read_rows(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def write_results(name: str, markdown: str, flat: dict) -> None:

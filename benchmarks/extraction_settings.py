@@ -16,17 +16,19 @@ Holm-adjusted p < 0.05 at no more than `MAX_COST` times the first's seconds a pa
 touches no committed test figure: every corpus a test table stands on is extracted already.
 
 Resumable: each setting's triples go to a KG store under runs/bench/extraction_settings/, and each
-block's seconds to a log beside it; a rerun extracts only what a store lacks.
+block's seconds to a log beside it; a rerun extracts only what a store lacks. Each setting's per-passage
+scores and its blocks' log are committed under benchmarks/results/extraction_settings/.
 """
 
 import argparse
 import json
 import random
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.common import ROOT, SHARED_DATA, machine, parse_args, write_results
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, write_results, write_rows
 from benchmarks.extraction_order import CountingLM, load_kg_config
 from core.records import append_log
 from evaluation.report import markdown_table
@@ -55,7 +57,21 @@ def setting(text: str) -> tuple[int, int]:
 
 def per_passage(ours: KGStore, reference: KGStore, pid: str) -> dict[str, float]:
     precision, recall = precision_recall({pid: ours.get(pid)}, {pid: reference.get(pid)}, [pid])
-    return {"recall": recall, "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
+    return {"passage_id": pid, "triples": len(ours.get(pid)), "precision": precision, "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
+
+
+def commit_scores(runs: dict[tuple[int, int], tuple], scores: dict[tuple[int, int], list[dict]]) -> None:
+    """Each setting's per-passage scores (gzip JSON Lines) and its blocks' seconds and tokens under
+    benchmarks/results/extraction_settings/, replacing what that folder held."""
+    folder = RESULTS / "extraction_settings"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for (demos, tokens), (_, _, log) in runs.items():
+        name = f"{demos}demos_{tokens}tokens"
+        rows = [{"setting": f"{demos}:{tokens}", **row} for row in scores[(demos, tokens)]]
+        write_rows(folder / f"{name}.jsonl.gz", rows)
+        shutil.copyfile(log, folder / f"{name}.blocks.jsonl")
 
 
 def extract(extractor: TripleExtractor, llama, store: KGStore, log: Path, block: list) -> None:
@@ -143,13 +159,15 @@ def main(args: argparse.Namespace) -> None:
                 + "\n## Paired tests\n\nPer passage, against the first setting; sign-flip tests, p adjusted by Holm "
                 f"over the {len(tests)} comparisons.\n\n" + markdown_table(shown, list(shown[0]))
                 + f"\n## Chosen for new corpora\n\n**{choice}**: the rule keeps the first setting unless another's F1 "
-                f"is ahead at Holm-adjusted p < 0.05 at no more than {MAX_COST:g}x its seconds a passage.\n")
+                f"is ahead at Holm-adjusted p < 0.05 at no more than {MAX_COST:g}x its seconds a passage.\n\n"
+                "Per-passage scores and each block's seconds: `benchmarks/results/extraction_settings/`.\n")
     flat = {"setup": setup, "chosen.demonstrations": chosen["demonstrations"],
             "chosen.max new tokens": chosen["max new tokens"],
             **{f"{r['demonstrations']}:{r['max new tokens']}.{k}": v for r in rows for k, v in r.items()
                if isinstance(v, int | float)},
             **{f"paired.{t['setting']}.{t['metric']}.{k}": v for t in tests for k, v in t.items()
                if isinstance(v, int | float)}}
+    commit_scores(runs, scores)
     write_results("extraction_settings", markdown, flat)
 
 
@@ -159,6 +177,6 @@ if __name__ == "__main__":
     parser.add_argument("--settings", type=setting, nargs="+", default=[(2, 256), (5, 512)],
                         help="DEMONSTRATIONS:MAX_NEW_TOKENS, the first being the one in use")
     parser.add_argument("--passages", type=int, default=40)
-    parser.add_argument("--block", type=int, default=20, help="passages each setting extracts before the next's turn")
+    parser.add_argument("--block", type=int, default=10, help="passages each setting extracts before the next's turn")
     parser.add_argument("--seed", type=int, default=0)
     main(parse_args(parser))

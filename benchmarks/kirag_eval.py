@@ -59,7 +59,7 @@ from pathlib import Path
 
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, trained_datamodule,
-                               write_results)
+                               write_results, write_rows)
 from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
@@ -291,6 +291,7 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
         part = next(p for p in parts if PARTS[p].questions == group)
         data = held_out(part, aligner_data, "validation", unseen_questions)
         runs, budget = run_all(part, data, "validation", trained)
+        commit_scores(f"{VALIDATION}/{group}", {key: run.source for key, run in runs.items()})
         kirag_runs.append(runs["kirag trained"].source)  # its run folder
         n = len(data.load().questions)
         counted += n
@@ -317,6 +318,9 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     flat |= {f"pooled.ranking {r['triple_weight']:g}/{r['retrieval_weight']:g}/{r['text_weight']:g}.recall@5":
              r["recall@5"] for r in swept}
     flat |= {f"choice.ranking.{name}": getattr(chosen, name) for name in WEIGHT_NAMES}
+    write_rows(RESULTS / VALIDATION / "ranking_sweep.jsonl.gz", [
+        {"ranking": f"{r['triple_weight']:g}/{r['retrieval_weight']:g}/{r['text_weight']:g}", "question_id": qid,
+         "recall@5": recall} for r in swept for qid, recall in r["questions"]])
     ranking_rows = [{"w_t (best triple)": r["triple_weight"], "w_r (retrieval)": r["retrieval_weight"],
                      "w_x (Aligner on text)": r["text_weight"], "recall@5": r["recall@5"]} for r in swept]
     text = (f"# KiRAG's choices, made on validation questions\n\nAligner: {aligner}. Run {flat['run']}. The "
@@ -337,7 +341,9 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
             + ", ".join(f"{key}: {100 * pooled[key] / counted:.1f}" for key in ["kirag trained", *CONSTRUCTORS])
             + f". Chosen for the Constructor's rows: **{variant}** (ties to the paper's). "
             + ("It is ahead of the Aligner alone here." if lm_helps else
-               "It does not beat the Aligner alone here, so Aligner-only stays the CPU default.") + "\n")
+               "It does not beat the Aligner alone here, so Aligner-only stays the CPU default.")
+            + f"\n\nPer-question scores: `benchmarks/results/{VALIDATION}/<questions>/`, and each ranking's R@5 per "
+            "question in `ranking_sweep.jsonl.gz` beside them.\n")
     write_results(VALIDATION, text, flat)
 
 

@@ -11,15 +11,17 @@ retrieval: a vector-DB baseline) are scored as a peer row; it lists 8 titles, so
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import SHARED_DATA, machine, parse_args, write_results
+from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, write_results
 from core.text import normalize_space
 from datamodules.loaders import load_benchmark
 from evaluation.metrics import compute_metrics
 from evaluation.report import markdown_table
+from evaluation.scores import scored_run, write_scores
 from inference.methods import Prediction, SingleShotRAG
 from inference.retrievers import make_retriever
 from models.encoder import Encoder, EncoderConfig
@@ -37,6 +39,7 @@ DATASETS = {
                               "2wiki/fastgraphrag_101_gold_titles.json"),
 }
 KS = (2, 5, 10)
+SCORES = RESULTS / "retrieval_baselines"
 
 
 def peer_predictions(benchmark, gold_titles_file: Path) -> list[Prediction]:
@@ -48,13 +51,19 @@ def peer_predictions(benchmark, gold_titles_file: Path) -> list[Prediction]:
 
 
 def run(limit: int | None) -> None:
+    shutil.rmtree(SCORES, ignore_errors=True)
     encoder = Encoder(EncoderConfig("minilm", max_length=256))
     rows, flat = [], {"machine": machine(), "encoder": "all-MiniLM-L6-v2 (packaged), mean pooling, 256 tokens"}
     for name, (fmt, questions, corpus, gold) in DATASETS.items():
         path = lambda p: str(SHARED_DATA / p) if p else None  # noqa: E731
         bench = load_benchmark(fmt, path(questions), path(corpus), path(gold), limit)
+        (SCORES / name).mkdir(parents=True)
         queries = [q.question for q in bench.questions]
-        peer = compute_metrics(bench, peer_predictions(bench, SHARED_DATA / gold)) if gold else None
+        peer = None
+        if gold:
+            predicted = peer_predictions(bench, SHARED_DATA / gold)
+            write_scores(scored_run("peer", bench, predicted), SCORES / name / "peer.jsonl.gz")
+            peer = compute_metrics(bench, predicted)
         timings = {}
         for kind in ("bm25", "dense"):
             retriever = make_retriever(kind, encoder=encoder if kind == "dense" else None)
@@ -68,6 +77,7 @@ def run(limit: int | None) -> None:
             query = time.perf_counter() - start
             timings[kind] = (len(bench.passages) / build, len(queries) / query)
             metrics = compute_metrics(bench, predictions)
+            write_scores(scored_run(kind, bench, predictions), SCORES / name / f"{kind}.jsonl.gz")
             row = {"dataset": name, "method": kind, "questions": len(queries), "passages": len(bench.passages),
                    **{f"recall@{k}": metrics[f"recall@{k}"] for k in KS},
                    "build passages/s": timings[kind][0], "queries/s": timings[kind][1]}
@@ -87,7 +97,8 @@ def run(limit: int | None) -> None:
     columns += ["build passages/s", "queries/s", "build vs bm25", "query vs bm25"]
     markdown = (f"# Single-shot retrieval baselines\n\n{SPLIT}\n\nMachine: {flat['machine']}. Encoder: {flat['encoder']}.\n"
                 f"Recall in %; throughput from one build and one batched query pass each, side by side.\n\n"
-                + markdown_table(rows, columns))
+                + markdown_table(rows, columns)
+                + f"\nPer-question scores: `{SCORES.relative_to(ROOT)}/<dataset>/<method>.jsonl.gz`.\n")
     write_results("retrieval_baselines", markdown, flat)
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.common import ROOT, machine, parse_args, write_results
+from benchmarks.common import RESULTS, ROOT, machine, parse_args, write_results, write_rows
 from core.config import dataclass_from
 from core.records import read_records, split_held_out
 from evaluation.report import markdown_table
@@ -57,6 +57,7 @@ SPLIT = (  # which questions the figures stand on
     ' only; its test questions and MuSiQue kag_100 were never used to revise them.')
 
 CONFIGS = ROOT / "configs"
+RECORDS = RESULTS / "silver_chains" / "records.jsonl.gz"
 DATASETS = {  # name -> (chains config, KG config: built here when it imports triples, never with the LM)
     "musique": (CONFIGS / "chains" / "musique_gpt35.yaml", CONFIGS / "kg" / "musique_gpt35.yaml"),
     "musique_kag": (CONFIGS / "chains" / "musique_kag_100.yaml", CONFIGS / "kg" / "musique_kag_100.yaml"),
@@ -139,8 +140,8 @@ def evaluate(dataset: str, config: ChainsConfig, kg_config: Path | None) -> tupl
             record = recovery(q, chains[mode][i], pool, reference)
             if record is not None:
                 sets = ["all"] + [name for name, ids in halves.items() if q.id in ids]
-                records.append(record | {"dataset": dataset, "group": group_of(dataset, q), "mode": mode,
-                                         "sets": sets, "seconds": seconds[mode] / len(questions)})
+                records.append(record | {"dataset": dataset, "question_id": q.id, "group": group_of(dataset, q),
+                                         "mode": mode, "sets": sets, "seconds": seconds[mode] / len(questions)})
     return records, note
 
 
@@ -166,6 +167,16 @@ def rows_of(records: list[dict]) -> list[dict]:
     return rows
 
 
+def figures(rows: list[dict]) -> dict:
+    """The rows' figures under flat keys `<dataset>.<questions set>.<group>.<mode>.<figure>`."""
+    names = ("dataset", "questions set", "group", "mode")
+    flat = {}
+    for row in rows:
+        key = ".".join(str(row[k]).replace(" ", "_") for k in names)
+        flat.update({f"{key}.{k}": v for k, v in row.items() if k not in names and v is not None})
+    return flat
+
+
 def run() -> None:
     os.chdir(ROOT)  # the configs' paths are relative to the project root
     began = time.perf_counter()
@@ -177,11 +188,7 @@ def run() -> None:
             print(note)
             notes.append(note)
     rows = rows_of(records)
-    flat = {"machine": machine(), "seconds": round(time.perf_counter() - began, 2)}
-    for row in rows:
-        key = ".".join(str(row[k]).replace(" ", "_") for k in ("dataset", "questions set", "group", "mode"))
-        flat.update({f"{key}.{k}": v for k, v in row.items()
-                     if k not in ("dataset", "questions set", "group", "mode") and v is not None})
+    flat = {"machine": machine(), "seconds": round(time.perf_counter() - began, 2)} | figures(rows)
     for i, note in enumerate(notes):
         flat[f"note.{i}"] = note
     table = []
@@ -205,7 +212,9 @@ def run() -> None:
         "100 other MuSiQue questions over this project's own triples (packaged LM), never used to revise the "
         "rules.\n"
         + "".join(f"\n{note}.\n" for note in notes) + "\n"
-        + markdown_table(table, COLUMNS))
+        + markdown_table(table, COLUMNS)
+        + f"\nPer question and mode, what every row is computed from: `{RECORDS.relative_to(ROOT)}`.\n")
+    write_rows(RECORDS, records)
     write_results("silver_chains", markdown, flat)
 
 

@@ -34,16 +34,17 @@ def rerank_run(run_dir: str | Path, ranking: RankingConfig, k: int | None = None
 
 
 def sweep(run_dirs: Sequence[str | Path], rankings: Sequence[RankingConfig], k: int = 5) -> list[dict[str, float]]:
-    """For each ranking, in order: its weights and its recall@k over the questions of all `run_dirs` together
-    (each question counts once, whatever its run's size)."""
+    """For each ranking, in order: its weights, its recall@k over the questions of all `run_dirs` together
+    (each question counts once, whatever its run's size), and under "questions" each question's (id, recall@k)."""
     gold = {}
     for run_dir in run_dirs:
         questions = read_run_config(Path(run_dir) / "run.json").data.load().questions
         gold[str(run_dir)] = {q.id: q.gold_passage_ids for q in questions}
     rows = []
     for ranking in rankings:
-        recalls = [recall_at_k([pid for pid, _ in ranked], gold[str(run_dir)][qid], k)
+        recalls = [(qid, recall_at_k([pid for pid, _ in ranked], gold[str(run_dir)][qid], k))
                    for run_dir in run_dirs for qid, ranked in rerank_run(run_dir, ranking, k).items()]
         rows.append({"triple_weight": ranking.triple_weight, "retrieval_weight": ranking.retrieval_weight,
-                     "text_weight": ranking.text_weight, f"recall@{k}": sum(recalls) / max(len(recalls), 1)})
+                     "text_weight": ranking.text_weight,
+                     f"recall@{k}": sum(r for _, r in recalls) / max(len(recalls), 1), "questions": recalls})
     return rows

@@ -191,8 +191,9 @@ def test_kirag_ranking_weights_swept_offline_equal_a_run_with_them(tmp_path, kir
     fused_metrics, fused_predictions = run_files(fused)
     assert rerank_run(saved, weights) == {p["question_id"]: [tuple(pair) for pair in p["passages"]]
                                           for p in fused_predictions}
-    assert [row["recall@5"] for row in sweep([saved], [RankingConfig(), weights], k=5)] == pytest.approx(
-        [metrics["recall@5"], fused_metrics["recall@5"]])
+    rows = sweep([saved], [RankingConfig(), weights], k=5)
+    assert [row["recall@5"] for row in rows] == pytest.approx([metrics["recall@5"], fused_metrics["recall@5"]])
+    assert dict(rows[1]["questions"]) == {p["question_id"]: p["recall@5"] for p in fused_predictions}
 
 
 @pytest.fixture

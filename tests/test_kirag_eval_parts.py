@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import kirag_eval
+from benchmarks.common import read_rows
 from datamodules.loaders import DataConfig
 from evaluation.report import significance
 from evaluation.scores import read_scores
@@ -156,6 +157,32 @@ def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
         again = significance([(runs[c["method"]], runs[c["against"]], c["metric"]) for c in committed])
         assert [r[f] for r in again for f in ("p", "p (Holm)")] == pytest.approx(
             [c[f] for c in committed for f in ("p", "p (Holm)")])
+
+
+def test_the_validation_choices_are_recomputed_from_the_committed_scores():
+    folder = kirag_eval.RESULTS / kirag_eval.VALIDATION
+    if not (folder / "ranking_sweep.jsonl.gz").is_file():
+        pytest.skip("no committed kirag_validation scores")
+    figures = json.loads((kirag_eval.RESULTS / f"{kirag_eval.VALIDATION}.json").read_text())
+    pooled, trained = {}, {}
+    for group in (g for g in folder.iterdir() if g.is_dir()):
+        for path in group.glob("*.jsonl.gz"):
+            key, run = path.name.removesuffix(".jsonl.gz").replace("_", " "), read_scores(path)
+            assert run.summary()["recall@5"] == pytest.approx(figures[f"{group.name}.{key}.recall@5"])
+            pooled.setdefault(key, []).extend(s["recall@5"] for s in run.scores.values())
+            if key == "kirag trained":
+                trained |= {q: s["recall@5"] for q, s in run.scores.items()}
+    assert len(pooled["kirag trained"]) == figures["pooled.questions"]
+    for weight in kirag_eval.WEIGHTS:
+        recalls = pooled[f"rerank {weight}"]
+        assert sum(recalls) / len(recalls) == pytest.approx(figures[f"pooled.rerank {weight}.recall@5"])
+    assert figures["choice.rerank.weight"] == max(kirag_eval.WEIGHTS, key=lambda w: (sum(pooled[f"rerank {w}"]), -w))
+    swept = read_rows(folder / "ranking_sweep.jsonl.gz")
+    for ranking in {r["ranking"] for r in swept}:
+        recalls = {r["question_id"]: r["recall@5"] for r in swept if r["ranking"] == ranking}
+        assert sum(recalls.values()) / len(recalls) == pytest.approx(figures[f"pooled.ranking {ranking}.recall@5"])
+        if ranking == "1/0/0":  # the paper's rule, which the Aligner-only runs ranked by
+            assert recalls == pytest.approx(trained)
 
 
 @pytest.fixture
