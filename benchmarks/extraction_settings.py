@@ -61,7 +61,7 @@ def per_passage(ours: KGStore, reference: KGStore, pid: str) -> dict[str, float]
             "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0}
 
 
-def commit_scores(runs: dict[tuple[int, int], tuple], scores: dict[tuple[int, int], list[dict]]) -> None:
+def commit_passage_scores(runs: dict[tuple[int, int], tuple], scores: dict[tuple[int, int], list[dict]]) -> None:
     """Each setting's per-passage scores (gzip JSON Lines) and its blocks' seconds and tokens under
     benchmarks/results/extraction_settings/, replacing what that folder held."""
     folder = RESULTS / "extraction_settings"
@@ -167,7 +167,7 @@ def main(args: argparse.Namespace) -> None:
                if isinstance(v, int | float)},
             **{f"paired.{t['setting']}.{t['metric']}.{k}": v for t in tests for k, v in t.items()
                if isinstance(v, int | float)}}
-    commit_scores(runs, scores)
+    commit_passage_scores(runs, scores)
     write_results("extraction_settings", markdown, flat)
 
 

@@ -32,18 +32,17 @@ from pathlib import Path
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
                                write_results)
-from benchmarks.kirag_eval import choices
+from benchmarks.kirag_eval import choices, require_kg, write_held_out
 from benchmarks.retrieval_baselines import peer_predictions
 from core.records import content_digest
 from core.text import normalize_space
-from datamodules.loaders import Benchmark, DataConfig, write_unified
+from datamodules.loaders import Benchmark, DataConfig
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig
 from evaluation.report import markdown_table, significance, significance_table
 from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run, scored_run, write_scores
 from evaluation.stats import interval
 from inference.kirag_ranking import RankingConfig
-from kg.store import KGStore
 
 NAME = "kirag_2wiki"
 TWOWIKI = SHARED_DATA / "2wiki"
@@ -63,10 +62,9 @@ def questions(data: DataConfig, trained_on: Path, out: Path) -> tuple[DataConfig
     benchmark = data.load()
     seen = {normalize_space(json.loads(line)["question"]).lower()
             for line in trained_on.read_text().splitlines() if line.strip()}
-    kept = [q for q in benchmark.questions if normalize_space(q.question).lower() not in seen]
-    out = write_unified(Benchmark(kept, benchmark.passages), out)
-    return (DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl")),
-            Benchmark(kept, benchmark.passages), len(benchmark.questions) - len(kept))
+    kept = Benchmark([q for q in benchmark.questions if normalize_space(q.question).lower() not in seen],
+                     benchmark.passages)
+    return write_held_out(kept, out), kept, len(benchmark.questions) - len(kept.questions)
 
 
 def configs(data: DataConfig, trained: str, ranking: RankingConfig, budget: int | None = None
@@ -94,28 +92,19 @@ def scored(configs: dict[str, EvalConfig], count: int) -> dict[str, ScoredRun]:
     runs = {}
     for key, config in configs.items():
         if key not in committed:
-            check_kg(config)
+            if config.method == "kirag":
+                require_kg(NAME, ROOT / KG, KG_CONFIG, config.data)
             evaluate(config)
         runs[key] = read_run(committed.get(key, config.output_dir))
     return runs
 
 
-def check_kg(config: EvalConfig) -> None:
-    if config.method != "kirag":
-        return
-    passages = config.data.load().passages
-    missing = KGStore(ROOT / KG, create=False).missing(p.id for p in passages) if (ROOT / KG).is_dir() else passages
-    if missing:
-        sys.exit(f"{len(missing)} of the {len(passages)} passages have no triples in {KG}: "
-                 f"python prepare.py kg --config {KG_CONFIG}")
-
-
-def row(run: ScoredRun) -> dict:
-    summary = run.summary()
+def row(run: ScoredRun, summary: dict) -> dict:
+    """The run's cells of the table; `summary` is its `summary()`, which gives R@5's interval (R@2's is drawn here)."""
     cells = {"method": run.method, "questions": len(run.scores)}
-    for k in (2, 5):
-        values = [s[f"recall@{k}"] for s in run.scores.values() if s[f"recall@{k}"] is not None]
-        low, high = interval(values)
+    bounds = {2: interval([s["recall@2"] for s in run.scores.values() if s["recall@2"] is not None]),
+              5: (summary["recall@5_low"], summary["recall@5_high"])}
+    for k, (low, high) in bounds.items():
         cells[f"R@{k}"] = f"{100 * summary[f'recall@{k}']:.1f} ({100 * low:.1f}–{100 * high:.1f})"
     complete = [s["recall@5"] == 1.0 for s in run.scores.values() if s["recall@5"] is not None]
     cells["all gold in top 5"] = f"{100 * sum(complete) / len(complete):.1f}"
@@ -142,17 +131,19 @@ def main() -> None:
     count = len(benchmark.questions)
     first = scored(configs(data, str(trained), ranking), count)
     budget = round(first["kirag trained"].summary()["passages_retrieved"])
-    runs = scored(configs(data, str(trained), ranking, budget), count)
+    runs = first | scored({k: c for k, c in configs(data, str(trained), ranking, budget).items() if k not in first},
+                          count)
     runs["peer"] = scored_run(PEER, benchmark, peer_predictions(benchmark, Path(DATA.gold_titles)))
     commit_scores(NAME, {key: run.source for key, run in runs.items() if key != "peer"})
     write_scores(runs["peer"], RESULTS / NAME / "peer.jsonl.gz")
     trained_run = runs["kirag trained"]
     tests = significance([(trained_run, runs[b], f"recall@{k}") for b in BASELINES for k in (2, 5)])
-    rows = [row(runs[key]) for key in ("kirag trained", *BASELINES)]
+    summaries = {key: run.summary() for key, run in runs.items()}
+    rows = [row(runs[key], summaries[key]) for key in ("kirag trained", *BASELINES)]
     flat = {"aligner": aligner, "run": f"{date.today()}, {machine()}", "budget": budget, "questions": count,
             "left out": left_out}
-    for key, run in runs.items():
-        flat |= {f"{key}.{name}": value for name, value in run.summary().items()}
+    for key, summary in summaries.items():
+        flat |= {f"{key}.{name}": value for name, value in summary.items()}
     flat |= {f"paired.{i}.{name}": value for i, test in enumerate(tests) for name, value in test.items()}
     text = (f"# KiRAG on 2Wiki-101 beside its published peer\n\nfast-graphrag's 2WikiMultiHopQA questions ({count} "
             f"scored; {left_out} left out, being in the Aligner's 2Wiki training file) over HippoRAG's 6,119-passage "

@@ -151,7 +151,12 @@ def held_out(name: str, data, split: str, unseen_questions: int) -> DataConfig:
     if len(questions) < len(wanted):
         sys.exit(f"{name}: {len(wanted) - len(questions)} of the {len(wanted)} {split} questions of the Aligner's "
                  f"data are not among the {len(benchmark.questions)} of {part.data.questions} this part loads")
-    out = write_unified(Benchmark(questions, benchmark.passages), RUNS / f"{part.questions}_{split}")
+    return write_held_out(Benchmark(questions, benchmark.passages), RUNS / f"{part.questions}_{split}")
+
+
+def write_held_out(benchmark: Benchmark, out: Path) -> DataConfig:
+    """`benchmark` written as unified data under `out`, and the config that reads it back."""
+    out = write_unified(benchmark, out)
     return DataConfig("unified", str(out / "questions.jsonl"), str(out / "passages.jsonl"))
 
 
@@ -211,19 +216,20 @@ def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGC
     return runs
 
 
-def check_kg(part: str, data: DataConfig) -> None:
-    kg, passages = ROOT / PARTS[part].kg, data.load().passages
+def require_kg(name: str, kg: Path, kg_config: str, data: DataConfig) -> None:
+    """Stop, naming the command that extracts them, when passages of `data` have no triples in `kg`."""
+    passages = data.load().passages
     missing = KGStore(kg, create=False).missing(p.id for p in passages) if kg.is_dir() else passages
     if missing:
-        sys.exit(f"{part}: {len(missing)} of the {len(passages)} passages have no triples in {kg}: "
-                 f"python prepare.py kg --config {PARTS[part].kg_config}")
+        sys.exit(f"{name}: {len(missing)} of the {len(passages)} passages have no triples in {kg}: "
+                 f"python prepare.py kg --config {kg_config}")
 
 
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
             ranking: RankingConfig | None = None, constructor: dict | None = None
             ) -> tuple[dict[str, ScoredRun], int]:
     """Every method of the part run (or read back), and KiRAG's budget."""
-    check_kg(part, data)
+    require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
     first = configs(part, data, split, trained, ranking=ranking)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
     runs = configs(part, data, split, trained, budget, weight, ranking, constructor)

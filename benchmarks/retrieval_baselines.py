@@ -19,7 +19,6 @@ from pathlib import Path
 from benchmarks.common import RESULTS, ROOT, SHARED_DATA, machine, parse_args, write_results
 from core.text import normalize_space
 from datamodules.loaders import load_benchmark
-from evaluation.metrics import compute_metrics
 from evaluation.report import markdown_table
 from evaluation.scores import scored_run, write_scores
 from inference.methods import Prediction, SingleShotRAG
@@ -59,11 +58,9 @@ def run(limit: int | None) -> None:
         bench = load_benchmark(fmt, path(questions), path(corpus), path(gold), limit)
         (SCORES / name).mkdir(parents=True)
         queries = [q.question for q in bench.questions]
-        peer = None
-        if gold:
-            predicted = peer_predictions(bench, SHARED_DATA / gold)
-            write_scores(scored_run("peer", bench, predicted), SCORES / name / "peer.jsonl.gz")
-            peer = compute_metrics(bench, predicted)
+        peer = scored_run("peer", bench, peer_predictions(bench, SHARED_DATA / gold)) if gold else None
+        if peer is not None:
+            write_scores(peer, SCORES / name / "peer.jsonl.gz")
         timings = {}
         for kind in ("bm25", "dense"):
             retriever = make_retriever(kind, encoder=encoder if kind == "dense" else None)
@@ -76,8 +73,9 @@ def run(limit: int | None) -> None:
             predictions = method.predict(bench.questions)
             query = time.perf_counter() - start
             timings[kind] = (len(bench.passages) / build, len(queries) / query)
-            metrics = compute_metrics(bench, predictions)
-            write_scores(scored_run(kind, bench, predictions), SCORES / name / f"{kind}.jsonl.gz")
+            scored = scored_run(kind, bench, predictions)
+            write_scores(scored, SCORES / name / f"{kind}.jsonl.gz")
+            metrics = scored.summary()
             row = {"dataset": name, "method": kind, "questions": len(queries), "passages": len(bench.passages),
                    **{f"recall@{k}": metrics[f"recall@{k}"] for k in KS},
                    "build passages/s": timings[kind][0], "queries/s": timings[kind][1]}
@@ -85,8 +83,8 @@ def run(limit: int | None) -> None:
                 row["build vs bm25"] = timings["dense"][0] / timings["bm25"][0]
                 row["query vs bm25"] = timings["dense"][1] / timings["bm25"][1]
             rows.append(row)
-        if peer:
-            metrics = peer
+        if peer is not None:
+            metrics = peer.summary()
             rows.append({"dataset": name, "method": "peer: vector-DB (file's evidence, 8 titles)",
                          "questions": len(queries), "passages": len(bench.passages),
                          **{f"recall@{k}": metrics[f"recall@{k}"] for k in KS}})

@@ -39,19 +39,23 @@ def test_a_row_gives_recall_at_2_and_5_and_the_share_with_every_gold_passage_in_
     scores = {"q1": {"recall@2": 0.5, "recall@5": 1.0, "passages_retrieved": 10.0, "retrieval_calls": 5.0},
               "q2": {"recall@2": 0.0, "recall@5": 0.5, "passages_retrieved": 12.0, "retrieval_calls": 5.0},
               "q3": {"recall@2": None, "recall@5": None, "passages_retrieved": 8.0, "retrieval_calls": 5.0}}
-    row = kirag_2wiki.row(ScoredRun("kirag", "c", scores, ""))
+    run = ScoredRun("kirag", "c", scores, "")
+    row = kirag_2wiki.row(run, run.summary())
     assert row["questions"] == 3 and row["all gold in top 5"] == "50.0"  # of the 2 questions with gold
     assert row["R@2"].startswith("25.0 (") and row["R@5"].startswith("75.0 (")
     assert row["passages retrieved"] == "10.00"
 
 
-@pytest.mark.parametrize("method", ["rag", "kirag"])
-def test_kirag_runs_need_the_whole_kg(method, monkeypatch, tmp_path):
+def test_only_kirag_runs_need_the_whole_kg_and_the_refusal_names_the_command(monkeypatch, tmp_path):
     monkeypatch.setattr(kirag_2wiki, "ROOT", tmp_path)
-    config = kirag_2wiki.configs(DataConfig(), "a.ckpt", RankingConfig(), budget=5)
-    config = config["kirag trained" if method == "kirag" else "rag at budget"]
-    if method == "rag":
-        kirag_2wiki.check_kg(config)  # no KG needed
-    else:
-        with pytest.raises(SystemExit, match="have no triples in runs/kg/2wiki_fastgraphrag_6119"):
-            kirag_2wiki.check_kg(config)
+    monkeypatch.setattr(kirag_2wiki, "committed_runs", lambda name, configs, count: {})
+    ran = []
+    monkeypatch.setattr(kirag_2wiki, "evaluate", lambda config: ran.append(config.method))
+    monkeypatch.setattr(kirag_2wiki, "read_run", lambda folder: folder)
+    runs = kirag_2wiki.configs(DataConfig(), "a.ckpt", RankingConfig(), budget=5)
+    kirag_2wiki.scored({k: runs[k] for k in ("rag at budget", "hybrid")}, 6)  # no KG needed
+    assert ran == ["rag", "rag"]
+    with pytest.raises(SystemExit, match="no triples in .*2wiki_fastgraphrag_6119: python prepare.py kg --config "
+                                         "configs/kg/2wiki_fastgraphrag_6119.yaml"):
+        kirag_2wiki.scored({"kirag trained": runs["kirag trained"]}, 6)
+    assert ran == ["rag", "rag"]  # refused before running
