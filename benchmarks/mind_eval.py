@@ -33,8 +33,9 @@ per-question scores to `benchmarks/results/mind_validation/`.
 
 `--split test`: the first `--questions` questions of ircot_dev_500, refused without choices for the
 same calibrated parameters. Fixed interval, the chosen points, `random_trigger` at the calibrated
-point's firing rate on validation (every seed of `SEEDS`: the paired test reads the mean over seeds per
-question, and each seed apart), and `kirag+mind` (the calibrated point, KiRAG's Aligner-only loop with
+point's firing rate on validation, with the calibrated point's entities and sub-query so that only the
+trigger differs (each of `--seeds`: the paired test reads the mean over seeds per question, and each seed
+apart), and `kirag+mind` (the calibrated point, KiRAG's Aligner-only loop with
 `--aligner`, over the committed triples of these questions' contexts:
 `python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml`), beside `kirag`, that loop once
 from the question with no trigger, over the same triples and reader. Paired sign-flip tests, Holm
@@ -44,7 +45,8 @@ Every run resumes: predictions are appended as they are made, and the methods ad
 `--block` questions, so a run cut short leaves them level. One process: llama.cpp uses every core.
 A test run that `benchmarks/results/mind_eval/` already holds (its committed `run.json` shows the same config
 over the same inputs, and its scores cover every question) is read from there, not run again: the test
-can be finished over several sittings, each committing what it finished (pass the same `--methods` each time).
+can be finished over several sittings, each committing what it finished (pass the same `--methods` each time;
+the folder is replaced with the runs named).
 """
 
 import argparse
@@ -350,11 +352,11 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
                              subquery=flat["choice.mind calibrated.subquery"])
         if "mind_calibrated" in args.methods:
             runs["mind_calibrated"] = replace(base, method="mind", mind=calibrated, name=f"mind calibrated, θ x{s:g}")
-        if "random" in args.methods:
+        if "random" in args.methods:  # the trigger alone differs: the calibrated point's entities and sub-query
             rate = round(flat["choice.mind calibrated.fires on"], 3)
-            for seed in SEEDS:
+            for seed in args.seeds:
                 runs[f"random_seed{seed}"] = replace(base, method="random_trigger",
-                                                     mind=replace(base.mind, random_rate=rate, seed=seed),
+                                                     mind=replace(calibrated, random_rate=rate, seed=seed),
                                                      name=f"random trigger at {rate:.0%}, seed {seed}")
         if "kirag_mind" in args.methods:
             runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated",
@@ -425,8 +427,8 @@ def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[s
         + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
         + "\n### Paired tests\n\nSign-flip tests on the same questions, differences in points, p adjusted by Holm "
         f"over the {len(tests)} comparisons."
-        + (" Random triggering fires at the calibrated point's validation rate; its mean over seeds is the "
-           "per-question mean of their scores." if seeds else "") + "\n\n"
+        + (" Random triggering fires at the calibrated point's validation rate, with its entities and sub-query; "
+           "its mean over seeds is the per-question mean of their scores." if seeds else "") + "\n\n"
         + significance_table(tests) + against_fixed_interval(rows, triggers))
     out = {"setup": markdown.split("\n\n")[1]}
     out |= {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
@@ -476,6 +478,9 @@ if __name__ == "__main__":
                         help="instead of a cost: the most retrieval calls a question; the highest F1 within it")
     parser.add_argument("--aligner", type=Path, default=ROOT / "runs/aligner/multi/checkpoints/best.ckpt",
                         help="the Aligner of kirag+mind and kirag (the released CPU recipe's)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS),
+                        help="random triggering's seeds on test, every one the table shows: those committed "
+                             "before are read back, the others run (a sitting may pass fewer, the next all)")
     parser.add_argument("--block", type=int, default=10,
                         help="every method answers this many questions before the next block begins")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),

@@ -5,6 +5,7 @@ import argparse
 import gzip
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,8 @@ def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_run
     flat = {"choice.dragin.value": 0.1, "choice.mind hand-set.value": 0.25, "choice.mind calibrated.value": 4.0,
             "choice.mind calibrated.entity_signals": "extraction", "choice.mind calibrated.subquery": "refined",
             "choice.mind calibrated.fires on": 0.7812}
-    args = argparse.Namespace(attention="sentence", questions=100, methods=list(METHODS), aligner=Path("a.ckpt"))
+    args = argparse.Namespace(attention="sentence", questions=100, methods=list(METHODS), aligner=Path("a.ckpt"),
+                              seeds=list(SEEDS))
     runs = mind_eval.test_run_configs(args, flat)
     assert list(runs) == ["fixed_interval", "dragin", "mind_hand_set", "mind_calibrated",
                           *(f"random_seed{s}" for s in SEEDS), "kirag_mind", "kirag"]
@@ -101,9 +103,16 @@ def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_run
                                                                                                   "kirag"}
     assert runs["kirag_mind"].mind == runs["mind_calibrated"].mind  # the calibrated point, subquery included
     assert {runs[f"random_seed{s}"].mind.random_rate for s in SEEDS} == {0.781}
+    # the control differs from the calibrated point in its trigger alone
+    assert [replace(runs[f"random_seed{s}"].mind, random_rate=0.5, seed=0) for s in SEEDS] == [
+        replace(runs["mind_calibrated"].mind, random_rate=0.5, seed=0)] * len(SEEDS)
+    assert [runs[f"random_seed{s}"].mind.seed for s in SEEDS] == list(SEEDS)
+    assert runs["random_seed0"].method == "random_trigger" and runs["mind_calibrated"].method == "mind"
     assert len({c.output_dir for c in runs.values()}) == len(runs)
     only = mind_eval.test_run_configs(argparse.Namespace(**{**vars(args), "methods": ["kirag"]}), flat)
     assert list(only) == ["fixed_interval", "kirag"]
+    some = mind_eval.test_run_configs(argparse.Namespace(**{**vars(args), "seeds": [1]}), flat)
+    assert [k for k in some if k.startswith("random")] == ["random_seed1"]
 
 
 def test_methods_advance_side_by_side_in_blocks(monkeypatch):
