@@ -25,16 +25,14 @@ regenerates without the KG or the LM.
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
                                write_results)
-from benchmarks.kirag_eval import choices, require_kg, write_held_out
+from benchmarks.kirag_eval import choices, require_kg, trained_aligner, write_held_out
 from benchmarks.retrieval_baselines import peer_predictions
-from core.records import content_digest
 from core.text import normalize_space
 from datamodules.loaders import Benchmark, DataConfig
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig
@@ -119,13 +117,7 @@ def main() -> None:
                         help="the trained Aligner's checkpoint")
     args = parse_args(parser)
     global RUNS
-    trained = args.aligner.resolve()
-    if not trained.is_file():
-        sys.exit(f"{trained} is missing: python prepare.py recipe --config configs/recipes/multi_cpu.yaml")
-    digest = content_digest(trained)
-    RUNS = RUNS / f"{trained.parents[1].name}-{digest[:8]}"
-    shown = trained.relative_to(ROOT) if trained.is_relative_to(ROOT) else trained
-    aligner = f"`{shown}` (content digest {digest[:8]})"
+    trained, RUNS, aligner = trained_aligner(args.aligner, RUNS)
     _, ranking, _ = choices(aligner)
     data, benchmark, left_out = questions(DATA, TRAINED_ON, RUNS / "questions")
     count = len(benchmark.questions)

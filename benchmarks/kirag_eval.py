@@ -216,6 +216,17 @@ def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGC
     return runs
 
 
+def trained_aligner(checkpoint: Path, runs: Path) -> tuple[Path, Path, str]:
+    """The checkpoint resolved, the folder of its runs under `runs` (<its training run>-<its content digest>: a
+    retrained checkpoint gets new runs) and how tables name it; stops, naming the recipe, when it is missing."""
+    trained = checkpoint.resolve()
+    if not trained.is_file():
+        sys.exit(f"{trained} is missing: python prepare.py recipe --config configs/recipes/multi_cpu.yaml")
+    digest = content_digest(trained)[:8]
+    shown = trained.relative_to(ROOT) if trained.is_relative_to(ROOT) else trained
+    return trained, runs / f"{trained.parents[1].name}-{digest}", f"`{shown}` (content digest {digest})"
+
+
 def require_kg(name: str, kg: Path, kg_config: str, data: DataConfig) -> None:
     """Stop, naming the command that extracts them, when passages of `data` have no triples in `kg`."""
     passages = data.load().passages
@@ -447,14 +458,8 @@ def main() -> None:
         parser.error("--ablation is decided on validation questions only")
     if missing := [str(c) for c in args.ablation if not c.is_file()]:
         sys.exit(f"{', '.join(missing)}: no such checkpoint (train it: configs/recipes/ablations/)")
-    trained = args.aligner.resolve()
-    if not trained.is_file():
-        sys.exit(f"{trained} is missing: train the Aligner first (see this script's docstring)")
-    digest = content_digest(trained)
-    RUNS = RUNS / f"{trained.parents[1].name}-{digest[:8]}"
+    trained, RUNS, aligner = trained_aligner(args.aligner, RUNS)
     aligner_data = trained_datamodule(trained)
-    shown = trained.relative_to(ROOT) if trained.is_relative_to(ROOT) else trained
-    aligner = f"`{shown}` (content digest {digest[:8]})"
     if args.ablation:
         validate_ablations(args.parts, aligner_data, str(trained), aligner, [c.resolve() for c in args.ablation])
         return

@@ -251,3 +251,17 @@ def test_an_ablation_that_trained_on_the_validation_questions_is_refused(demo_pa
     with pytest.raises(SystemExit, match="trained on 1 of the demo validation questions \\(first: demo-002\\)"):
         kirag_eval.validate_ablations([demo_part], validated(3), str(ablation_world["recipe"]), "`r` (1)",
                                       [ablation_world["ablation"]])
+
+
+def test_a_checkpoints_runs_are_kept_by_its_training_run_and_content_digest(tmp_path):
+    checkpoint = tmp_path / "multi" / "checkpoints" / "best.ckpt"
+    with pytest.raises(SystemExit, match="best.ckpt is missing: python prepare.py recipe"):
+        kirag_eval.trained_aligner(checkpoint, tmp_path / "runs")
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_bytes(b"weights")
+    trained, runs, label = kirag_eval.trained_aligner(checkpoint, tmp_path / "runs")
+    digest = kirag_eval.content_digest(checkpoint)[:8]
+    assert trained == checkpoint.resolve() and runs == tmp_path / "runs" / f"multi-{digest}"
+    assert label == f"`{trained}` (content digest {digest})"
+    checkpoint.write_bytes(b"retrained")
+    assert kirag_eval.trained_aligner(checkpoint, tmp_path / "runs")[1] != runs
