@@ -39,8 +39,14 @@ def trained_datamodule(checkpoint: Path):
 
 
 def machine() -> str:
+    """The CPU's model (its floating-point kernels, so a retrained checkpoint's bytes, differ across models),
+    torch's threads and the GPU."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
-    return f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, {device}"
+    cpuinfo = Path("/proc/cpuinfo")
+    models = [line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()
+              if line.startswith("model name")] if cpuinfo.is_file() else []
+    cpu = f"{models[0]} ({platform.machine()})" if models else platform.processor() or platform.machine()
+    return f"{cpu}, {torch.get_num_threads()} torch threads, {device}"
 
 
 def commit_scores(name: str, runs: dict[str, str | Path]) -> None:
@@ -66,16 +72,17 @@ def run_record(scores: Path) -> Path:
     return scores.with_name(scores.name.removesuffix(".jsonl.gz") + ".run.json")
 
 
-def committed_runs(name: str, configs: dict, questions: int) -> dict[str, Path]:
+def committed_runs(name: str, configs: dict, questions: int, inputs: bool = True) -> dict[str, Path]:
     """The runs of `configs` (key -> EvalConfig) that benchmarks/results/<name>/ already holds, key -> scores
     file: made by the same config over today's inputs, on exactly its first `questions` questions. A
-    benchmark that takes longer than one sitting commits what it finished and runs only the rest later."""
+    benchmark that takes longer than one sitting commits what it finished and runs only the rest later.
+    `inputs=False`: made by the same config, whatever its inputs hold today (`made_by`)."""
     from evaluation.runner import made_by  # the inference stack, which only these benchmarks need
 
     found = {}
     for key, config in configs.items():
         scores = RESULTS / name / f"{key.replace(' ', '_')}.jsonl.gz"
-        if not (scores.is_file() and made_by(run_record(scores), config)):
+        if not (scores.is_file() and made_by(run_record(scores), config, inputs)):
             continue
         ids = [q.id for q in config.data.load().questions[:questions]]
         if list(read_scores(scores).scores) == ids:

@@ -45,8 +45,10 @@ Every run resumes: predictions are appended as they are made, and the methods ad
 `--block` questions, so a run cut short leaves them level. One process: llama.cpp uses every core.
 A test run that `benchmarks/results/mind_eval/` already holds (its committed `run.json` shows the same config
 over the same inputs, and its scores cover every question) is read from there, not run again: the test
-can be finished over several sittings, each committing what it finished (pass the same `--methods` each time;
-the folder is replaced with the runs named).
+can be finished over several sittings, each committing what it finished. A committed run of a method not
+named in `--methods` stays in the table as it was made, when its config is today's for that method: its
+inputs are not checked (kirag rows made with an Aligner this checkout no longer holds, say), and the table
+names the digests its `run.json` records.
 """
 
 import argparse
@@ -63,7 +65,7 @@ import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
-                               write_results)
+                               run_record, write_results)
 from core.records import content_digest, split_held_out, write_atomic
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
@@ -391,12 +393,20 @@ def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
     committed = committed_runs("mind_eval", configs, args.questions)
     if committed:
         print("committed runs reused (same config and inputs, all questions scored):", ", ".join(committed))
+    every = test_run_configs(argparse.Namespace(**vars(args) | {"methods": list(METHODS)}), flat)
+    kept = committed_runs("mind_eval", {k: c for k, c in every.items() if k not in configs}, args.questions,
+                          inputs=False)
+    if kept:
+        print("committed runs kept as they were made (their methods not named):", ", ".join(kept))
     advance([c for key, c in configs.items() if key not in committed], args.questions, args.block)
-    write_test(args, flat, configs, {key: committed.get(key, c.output_dir) for key, c in configs.items()}, triggers)
+    sources = {key: kept[key] if key in kept else committed.get(key, configs[key].output_dir)
+               for key in every if key in configs or key in kept}
+    write_test(args, flat, sources, kept, triggers)
 
 
-def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[str, str | Path],
-               triggers: list[dict]) -> None:
+def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str, Path], triggers: list[dict]) -> None:
+    """The tables of the runs `sources` names (key -> output folder or committed scores), committed; `kept`:
+    those read back without their inputs checked, which the setup names with the digests they were made from."""
     commit_scores("mind_eval", sources)
     runs = {key: read_run(source) for key, source in sources.items()}
     paired_questions(list(runs.values()))  # refuses runs over another corpus or with no shared question
@@ -418,12 +428,18 @@ def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[s
         row["f1 test"] = by_method.get(row["method"])
     labelled = [(row["method"], row) for row in rows]
     done = int(fixed["questions"])
+    made_from = {runs[key].method: json.loads(run_record(Path(source)).read_text())["inputs"]
+                 for key, source in kept.items()}
+    named = ["{} ({})".format(method, ", ".join(f"{k} {v.split(':')[-1][:8]}" for k, v in inputs.items()))
+             for method, inputs in made_from.items()]
+    kept_text = (" Read back as committed, not rerun (their methods not named this time), from the inputs their "
+                 f"`run.json` records: {'; '.join(named)}.") if kept else ""
     markdown = (
         "# MIND: when to retrieve (test questions)\n\n"
         f"Split: HotpotQA ircot_dev_500, first {done} questions over their own contexts, scored once; every "
         f"operating point chosen on validation ({VALIDATION}.md: {flat['rule']}). BM25, 3 passages per retrieval; "
         f"{args.attention} attention; every answer from the reader on the method's top 3 passages (packaged "
-        f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}.\n\n"
+        f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}.{kept_text}\n\n"
         + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
         + "\n### Paired tests\n\nSign-flip tests on the same questions, differences in points, p adjusted by Holm "
         f"over the {len(tests)} comparisons."
@@ -431,7 +447,7 @@ def write_test(args, flat: dict, configs: dict[str, EvalConfig], sources: dict[s
            "its mean over seeds is the per-question mean of their scores." if seeds else "") + "\n\n"
         + significance_table(tests) + against_fixed_interval(rows, triggers))
     out = {"setup": markdown.split("\n\n")[1]}
-    out |= {f"{key}.{c}": v for key, row in zip(configs, rows) for c, v in row.items() if isinstance(v, int | float)}
+    out |= {f"{key}.{c}": v for key, row in zip(sources, rows) for c, v in row.items() if isinstance(v, int | float)}
     out |= {f"paired.{i}.{field}": value for i, t in enumerate(tests) for field, value in t.items()}
     write_results("mind_eval", markdown, out)
 

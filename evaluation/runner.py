@@ -105,14 +105,16 @@ def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str], int]
                          "or pass --overwrite true")
 
 
-def made_by(run_file: Path, config: EvalConfig) -> bool:
+def made_by(run_file: Path, config: EvalConfig, inputs: bool = True) -> bool:
     """Whether the run recorded in `run_file` (a `run.json`, or a copy committed beside its scores) was made
-    by `config` over today's inputs: what resuming it would require."""
+    by `config` over today's inputs: what resuming it would require. `inputs=False`: by `config` and its
+    method's version, whatever its inputs hold today (a run kept as it was made, its inputs' digests in
+    `run_file`)."""
     previous = _previous_run(Path(run_file))
     if previous is None:
         return False
     try:
-        _check_resumable(Path(run_file).parent, previous, config, _input_digests(config))
+        _check_resumable(Path(run_file).parent, previous, config, _input_digests(config) if inputs else {})
     except ValueError:
         return False
     return True

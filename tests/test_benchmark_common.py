@@ -54,3 +54,6 @@ def test_a_committed_run_over_changed_inputs_is_not_reused(tmp_path, results):
     assert committed_runs("bench", {"run": config}, 3)
     questions.write_text(questions.read_text() + "\n")  # same questions, other bytes: the digest says changed
     assert committed_runs("bench", {"run": config}, 3) == {}
+    # kept as it was made: the config is checked, the inputs are not
+    assert committed_runs("bench", {"run": config}, 3, inputs=False) == {"run": results / "bench" / "run.jsonl.gz"}
+    assert committed_runs("bench", {"run": replace(config, top_k=3)}, 3, inputs=False) == {}

@@ -115,6 +115,33 @@ def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_run
     assert [k for k in some if k.startswith("random")] == ["random_seed1"]
 
 
+def test_a_sitting_runs_the_methods_named_and_keeps_the_committed_runs_of_the_others(monkeypatch):
+    flat = {"choice.mind calibrated.value": 4.0, "choice.mind calibrated.entity_signals": "extraction",
+            "choice.mind calibrated.subquery": "refined", "choice.mind calibrated.fires on": 0.78}
+    args = argparse.Namespace(attention="sentence", questions=100, methods=["mind_calibrated", "random"],
+                              aligner=Path("absent.ckpt"), seeds=[0], block=10)
+    asked = []
+
+    def committed(name, configs, questions, inputs=True):
+        asked.append((sorted(configs), inputs))
+        found = {"mind_calibrated", "kirag_mind", "kirag"} & set(configs)  # random_seed0 is not committed yet
+        return {key: Path(f"{key}.jsonl.gz") for key in found}
+
+    ran, written = [], {}
+    monkeypatch.setattr(mind_eval, "choices", lambda attention: flat)
+    monkeypatch.setattr(mind_eval, "committed_runs", committed)
+    monkeypatch.setattr(mind_eval, "advance", lambda configs, questions, block: ran.extend(configs))
+    monkeypatch.setattr(mind_eval, "write_test", lambda args, flat, sources, kept, triggers: written.update(
+        sources=sources, kept=kept))
+    mind_eval.score_test(args, [])  # the Aligner is absent: the kirag runs are not named, so not needed
+    assert asked == [(["fixed_interval", "mind_calibrated", "random_seed0"], True), (["kirag", "kirag_mind"], False)]
+    assert [c.method for c in ran] == ["fixed_interval", "random_trigger"]
+    assert list(written["sources"]) == ["fixed_interval", "mind_calibrated", "random_seed0", "kirag_mind", "kirag"]
+    assert written["sources"]["mind_calibrated"] == Path("mind_calibrated.jsonl.gz")
+    assert written["sources"]["random_seed0"] == ran[1].output_dir
+    assert written["kept"] == {"kirag_mind": Path("kirag_mind.jsonl.gz"), "kirag": Path("kirag.jsonl.gz")}
+
+
 def test_methods_advance_side_by_side_in_blocks(monkeypatch):
     calls = []
     monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config, until)))
