@@ -39,8 +39,7 @@ def trained_datamodule(checkpoint: Path):
 
 
 def machine() -> str:
-    """The CPU's model (its floating-point kernels, so a retrained checkpoint's bytes, differ across models),
-    torch's threads and the GPU."""
+    """The CPU's model (a retrained checkpoint's bytes may differ across models), torch's threads and the GPU."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     cpuinfo = Path("/proc/cpuinfo")
     models = [line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()

@@ -417,9 +417,10 @@ def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str,
     family = [(runs[k], runs["fixed_interval"], "f1") for k in runs if k != "fixed_interval"]
     seeds = [runs[k] for k in runs if k.startswith("random_seed")]
     if seeds and "mind_calibrated" in runs:
-        random_mean = seed_mean(seeds, f"random trigger, mean of {len(seeds)} seeds")
+        random_mean = seed_mean(seeds, f"random trigger, mean of {len(seeds)} seed{'s' * (len(seeds) > 1)}")
         family += [(runs["mind_calibrated"], random_mean, "f1"), (runs["mind_calibrated"], random_mean, "recall@5")]
-        family += [(runs["mind_calibrated"], seed, "f1") for seed in seeds]
+        if len(seeds) > 1:  # each seed apart; one seed is its own mean
+            family += [(runs["mind_calibrated"], seed, "f1") for seed in seeds]
     if "kirag_mind" in runs and "kirag" in runs:  # what MIND's trigger does to KiRAG's loop
         family += [(runs["kirag_mind"], runs["kirag"], "f1"), (runs["kirag_mind"], runs["kirag"], "recall@5")]
     tests = significance(family)
@@ -428,12 +429,9 @@ def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str,
         row["f1 test"] = by_method.get(row["method"])
     labelled = [(row["method"], row) for row in rows]
     done = int(fixed["questions"])
-    made_from = {runs[key].method: json.loads(run_record(Path(source)).read_text())["inputs"]
-                 for key, source in kept.items()}
-    named = ["{} ({})".format(method, ", ".join(f"{k} {v.split(':')[-1][:8]}" for k, v in inputs.items()))
-             for method, inputs in made_from.items()]
+    made_from = "; ".join(f"{runs[key].method} ({recorded_inputs(source)})" for key, source in kept.items())
     kept_text = (" Read back as committed, not rerun (their methods not named this time), from the inputs their "
-                 f"`run.json` records: {'; '.join(named)}.") if kept else ""
+                 f"`run.json` records: {made_from}.") if kept else ""
     markdown = (
         "# MIND: when to retrieve (test questions)\n\n"
         f"Split: HotpotQA ircot_dev_500, first {done} questions over their own contexts, scored once; every "
@@ -450,6 +448,12 @@ def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str,
     out |= {f"{key}.{c}": v for key, row in zip(sources, rows) for c, v in row.items() if isinstance(v, int | float)}
     out |= {f"paired.{i}.{field}": value for i, t in enumerate(tests) for field, value in t.items()}
     write_results("mind_eval", markdown, out)
+
+
+def recorded_inputs(scores: Path) -> str:
+    """The input digests (8 hex digits) that the `run.json` committed beside `scores` records."""
+    inputs = json.loads(run_record(scores).read_text())["inputs"]
+    return ", ".join(f"{name} {digest.split(':')[-1][:8]}" for name, digest in inputs.items())
 
 
 def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
