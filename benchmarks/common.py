@@ -39,13 +39,15 @@ def trained_datamodule(checkpoint: Path):
 
 
 def machine() -> str:
-    """The CPU's model (a retrained checkpoint's bytes may differ across models), torch's threads and the GPU."""
+    """The CPU's model and the vector instructions torch's kernels use (a retrained checkpoint's bytes may differ
+    across either), torch's threads and the GPU."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     cpuinfo = Path("/proc/cpuinfo")
     models = [line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()
               if line.startswith("model name")] if cpuinfo.is_file() else []
     cpu = f"{models[0]} ({platform.machine()})" if models else platform.processor() or platform.machine()
-    return f"{cpu}, {torch.get_num_threads()} torch threads, {device}"
+    kernels = torch.backends.cpu.get_cpu_capability()
+    return f"{cpu}, {kernels} kernels, {torch.get_num_threads()} torch threads, {device}"
 
 
 def commit_scores(name: str, runs: dict[str, str | Path]) -> None:

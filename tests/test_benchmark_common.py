@@ -57,3 +57,9 @@ def test_a_committed_run_over_changed_inputs_is_not_reused(tmp_path, results):
     # kept as it was made: the config is checked, the inputs are not
     assert committed_runs("bench", {"run": config}, 3, inputs=False) == {"run": results / "bench" / "run.jsonl.gz"}
     assert committed_runs("bench", {"run": replace(config, top_k=3)}, 3, inputs=False) == {}
+
+
+def test_the_machine_line_names_the_kernels_torch_dispatches_to(monkeypatch):
+    monkeypatch.setattr(common.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
+    monkeypatch.setattr(common.torch, "get_num_threads", lambda: 3)
+    assert ", AVX512 kernels, 3 torch threads, " in common.machine()
