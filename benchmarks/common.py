@@ -43,9 +43,9 @@ def machine() -> str:
     across either), torch's threads and the GPU."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     cpuinfo = Path("/proc/cpuinfo")
-    models = [line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()
-              if line.startswith("model name")] if cpuinfo.is_file() else []
-    cpu = f"{models[0]} ({platform.machine()})" if models else platform.processor() or platform.machine()
+    model = next((line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines()
+                  if line.startswith("model name")), None) if cpuinfo.is_file() else None
+    cpu = f"{model} ({platform.machine()})" if model else platform.processor() or platform.machine()
     kernels = torch.backends.cpu.get_cpu_capability()
     return f"{cpu}, {kernels} kernels, {torch.get_num_threads()} torch threads, {device}"
 

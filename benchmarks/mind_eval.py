@@ -399,7 +399,7 @@ def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
     if kept:
         print("committed runs kept as they were made (their methods not named):", ", ".join(kept))
     advance([c for key, c in configs.items() if key not in committed], args.questions, args.block)
-    sources = {key: kept[key] if key in kept else committed.get(key, configs[key].output_dir)
+    sources = {key: kept.get(key) or committed.get(key) or configs[key].output_dir
                for key in every if key in configs or key in kept}
     write_test(args, flat, sources, kept, triggers)
 
