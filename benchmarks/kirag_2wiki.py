@@ -9,10 +9,10 @@ retrieval only: R@2 and R@5 over the gold titles, with 95% BCa intervals, and th
 every gold passage in the top 5 (fast-graphrag's "perfect retrieval", at 5). A question that is also in
 `2wiki/hoprag_10.jsonl`, the Aligner's only 2Wiki training data, is left out.
 
-Methods, all over the same dense MiniLM index and none with a reader:
-- KiRAG Aligner-only (K0 = 10, N = 20, L = 5) with the base MiniLM and with the trained Aligner, ranking
-  passages as chosen on validation questions (kirag_validation.md); its budget B is the distinct passages
-  the trained loop retrieved per question;
+Methods, none with a reader:
+- KiRAG Aligner-only (K0 = 10, N = 20, L = 5) with the base MiniLM and with the trained Aligner, searching
+  with the retriever and ranking passages as chosen on validation questions (kirag_validation.md); its
+  budget B is the distinct passages the trained loop retrieved per question;
 - `rag` (k = B) and hybrid BM25+dense by reciprocal rank (k = B), as in kirag_eval;
 - the peer: the vector-DB retrieval fast-graphrag published for these questions (the file's `evidence`
   field, 8 titles a question), read from the file, not rerun.
@@ -65,22 +65,25 @@ def questions(data: DataConfig, trained_on: Path, out: Path) -> tuple[DataConfig
     return write_held_out(kept, out), kept, len(benchmark.questions) - len(kept.questions)
 
 
-def configs(data: DataConfig, trained: str, ranking: RankingConfig, budget: int | None = None
-            ) -> dict[str, EvalConfig]:
-    """The runs in table order; without `budget` only the trained loop, which sets it."""
+def configs(data: DataConfig, trained: str, ranking: RankingConfig, budget: int | None = None,
+            retriever: str = "dense") -> dict[str, EvalConfig]:
+    """The runs in table order, KiRAG's over `retriever`; without `budget` only the trained loop, which sets it."""
     base = EvalConfig(data=data, retriever="dense")
-    kirag = KiRAGConfig(kg=str(ROOT / KG), extract_missing=False, ranking=ranking)
-    runs = {"kirag trained": replace(base, method="kirag", kirag=kirag, aligner=AlignerConfig(name=trained),
-                                     name="kirag aligner-only, trained")}
+    kirag = replace(base, method="kirag", retriever=retriever,
+                    kirag=KiRAGConfig(kg=str(ROOT / KG), extract_missing=False, ranking=ranking))
+    over = "" if retriever == "dense" else f", {retriever} retrieval"
+    runs = {"kirag trained": replace(kirag, aligner=AlignerConfig(name=trained),
+                                     name=f"kirag aligner-only, trained{over}")}
     if budget is not None:
         runs |= {
-            "kirag base": replace(base, method="kirag", kirag=kirag, name="kirag aligner-only, base MiniLM"),
+            "kirag base": replace(kirag, name=f"kirag aligner-only, base MiniLM{over}"),
             "rag at budget": replace(base, method="rag", top_k=budget, name=f"rag (dense, k = {budget})"),
             "hybrid": replace(base, method="rag", retriever="hybrid", top_k=budget,
                               name=f"hybrid BM25+dense (k = {budget})"),
         }
     for key, config in runs.items():
-        config.output_dir = str(RUNS / key.replace(" ", "_"))
+        over_another = config.method == "kirag" and retriever != "dense"
+        config.output_dir = str(RUNS / (key.replace(" ", "_") + (f"_{retriever}" if over_another else "")))
     return runs
 
 
@@ -118,13 +121,14 @@ def main() -> None:
     args = parse_args(parser)
     global RUNS
     trained, RUNS, aligner = trained_aligner(args.aligner, RUNS)
-    _, ranking, _ = choices(aligner)
+    chosen = choices(aligner)
+    ranking = chosen.ranking
     data, benchmark, left_out = questions(DATA, TRAINED_ON, RUNS / "questions")
     count = len(benchmark.questions)
-    first = scored(configs(data, str(trained), ranking), count)
+    first = scored(configs(data, str(trained), ranking, retriever=chosen.retriever), count)
     budget = round(first["kirag trained"].summary()["passages_retrieved"])
-    runs = first | scored({k: c for k, c in configs(data, str(trained), ranking, budget).items() if k not in first},
-                          count)
+    runs = first | scored({k: c for k, c in configs(data, str(trained), ranking, budget, chosen.retriever).items()
+                           if k not in first}, count)
     runs["peer"] = scored_run(PEER, benchmark, peer_predictions(benchmark, Path(DATA.gold_titles)))
     commit_scores(NAME, {key: run.source for key, run in runs.items() if key != "peer"})
     write_scores(runs["peer"], RESULTS / NAME / "peer.jsonl.gz")
@@ -140,8 +144,9 @@ def main() -> None:
     text = (f"# KiRAG on 2Wiki-101 beside its published peer\n\nfast-graphrag's 2WikiMultiHopQA questions ({count} "
             f"scored; {left_out} left out, being in the Aligner's 2Wiki training file) over HippoRAG's 6,119-passage "
             f"2Wiki corpus; every figure stands on these questions, which chose nothing. Aligner: {aligner}. Run "
-            f"{flat['run']}. Dense MiniLM retrieval, no reader (the file has no answers). KiRAG: K0 = 10, N = 20, "
-            f"L = 5, the passage ranking chosen on validation (kirag_validation.md: w_t {ranking.triple_weight:g}, "
+            f"{flat['run']}. Dense MiniLM retrieval but for hybrid and KiRAG, no reader (the file has no answers). "
+            f"KiRAG: K0 = 10, N = 20, L = 5, the {chosen.retriever} retriever and the passage ranking chosen on "
+            f"validation (kirag_validation.md: w_t {ranking.triple_weight:g}, "
             f"w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}); its budget B = {budget} passages. The "
             "peer is the retrieval fast-graphrag published for these questions (8 titles each), read from the file. "
             "Recall in %, with 95% BCa bootstrap intervals over questions.\n\n" + markdown_table(rows, list(rows[0]))

@@ -6,8 +6,9 @@
     python -m benchmarks.kirag_eval --split validation \
         --ablation runs/aligner/multi_dense_negatives/checkpoints/best.ckpt  # training ablations, on validation
 
-Every method searches the same dense MiniLM index and is answered by the same reader (the packaged
-Qwen2.5-0.5B on its top 3 passages), so methods differ only in what they retrieve:
+Every method searches the same dense MiniLM index (hybrid, and KiRAG when validation chose it, add BM25) and
+is answered by the same reader (the packaged Qwen2.5-0.5B on its top 3 passages), so methods differ only in
+what they retrieve:
 - `rag`: one retrieval with the question (k = 10);
 - at KiRAG's budget (the distinct passages the trained Aligner-only loop retrieved per question, B):
   `rag` with k = B (no reader: its top 3, so its answers, are rag's); `hybrid`, BM25 and dense fused
@@ -20,7 +21,8 @@ Qwen2.5-0.5B on its top 3 passages), so methods differ only in what they retriev
 
 Protocol. `--split validation` runs on the Aligner's validation questions of each part's dataset
 (never trained on, never tested on) and makes the choices, each by pooled R@5: the rerank weight, KiRAG's
-passage ranking (swept offline over its runs), and the Constructor's variant (CONSTRUCTORS). It writes
+retriever (RETRIEVERS) and passage ranking together (the ranking swept offline over its runs), then over that
+retriever and ranking the Constructor's variant (CONSTRUCTORS). It writes
 `kirag_validation.md/.json`, which name the checkpoint. `--split test` refuses to run without those
 choices for the same checkpoint, then scores each part's test questions once: the test split of the
 part's dataset, or for a dataset the Aligner never saw its first `--unseen_questions`. Runs resume
@@ -56,6 +58,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, trained_datamodule,
@@ -82,6 +85,9 @@ WEIGHT_NAMES = ("triple_weight", "retrieval_weight", "text_weight")
 # the LM, and with the chain ended only when the LM's answer names its last tail
 CONSTRUCTORS = {"constructor": {}, "constructor top 5": {"constructor_candidates": 5},
                 "constructor top 5, answer stop": {"constructor_candidates": 5, "stop": "answer_in_chain"}}
+# KiRAG's retriever tried on validation, the paper's first: the dense index alone, or BM25 and dense fused by
+# reciprocal rank (the `hybrid` baseline's retriever)
+RETRIEVERS = ("dense", "hybrid")
 # KiRAG's passage ranking tried on validation (offline, from the same runs): w_t, w_r, w_x; the paper's first
 RANKINGS = [RankingConfig(1.0, 0.0, 0.0)] + [
     RankingConfig(t, r, x) for t in (1.0, 0.5, 0.0) for r in (0.0, 0.5, 1.0) for x in (0.0, 0.5, 1.0)
@@ -162,37 +168,43 @@ def write_held_out(benchmark: Benchmark, out: Path) -> DataConfig:
 
 def configs(part: str, data: DataConfig, split: str, trained: str, budget: int | None = None,
             weight: float | None = None, ranking: RankingConfig | None = None,
-            constructor: dict | None = None) -> dict[str, EvalConfig]:
+            constructor: dict | None = None, retriever: str = "dense") -> dict[str, EvalConfig]:
     """The methods in table order. Without `budget` only the trained Aligner-only loop, which sets it;
     on validation no reader, and rag+rerank at each weight of WEIGHTS instead of the chosen `weight`.
-    KiRAG ranks by `ranking` (None: the paper's rule) and keeps every passage's text score, so that
-    any ranking can be swept from its runs (`evaluation.ranking_sweep`); its chain does not depend on it.
-    On validation every Constructor variant of CONSTRUCTORS runs; on test the chosen one (`constructor`)."""
+    KiRAG searches with `retriever` (the baselines as their names say), ranks by `ranking` (None: the
+    paper's rule) and keeps every passage's text score, so that any ranking can be swept from its runs
+    (`evaluation.ranking_sweep`); its chain does not depend on it. On validation every Constructor
+    variant of CONSTRUCTORS runs; on test the chosen one (`constructor`)."""
     reader = ReaderConfig(enabled=split == "test")
     base = EvalConfig(data=data, retriever="dense", reader=reader)
-    kirag = KiRAGConfig(kg=str(ROOT / PARTS[part].kg), extract_missing=False,
-                        ranking=replace(ranking or RankingConfig(), score_text=True))
+    kirag = replace(base, method="kirag", retriever=retriever, kirag=KiRAGConfig(
+        kg=str(ROOT / PARTS[part].kg), extract_missing=False, ranking=replace(ranking or RankingConfig(),
+                                                                              score_text=True)))
+    over = "" if retriever == "dense" else f", {retriever} retrieval"
     aligner = AlignerConfig(name=trained)
-    runs = {"kirag trained": replace(base, method="kirag", kirag=kirag, aligner=aligner,
-                                     name="kirag aligner-only, trained")}
+    runs = {"kirag trained": replace(kirag, aligner=aligner, name=f"kirag aligner-only, trained{over}")}
     if budget is not None:
-        runs = _with_baselines(runs, base, kirag, aligner, split, budget, weight, constructor or {})
+        runs = _with_baselines(runs, base, kirag, over, aligner, split, budget, weight, constructor or {})
     for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
-        where = part if config.method == "kirag" else PARTS[part].questions
+        reads_kg = config.method == "kirag"
         folder = key.replace(" ", "_") + (f"_{budget}" if key in POOLED_BASELINES else "")  # parts' budgets differ
-        config.output_dir = str(RUNS / split / where / folder)
+        folder += f"_{retriever}" if reads_kg and retriever != "dense" else ""
+        config.output_dir = str(RUNS / split / (part if reads_kg else PARTS[part].questions) / folder)
     return runs
 
 
-def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGConfig, aligner: AlignerConfig,
-                    split: str, budget: int, weight: float | None, constructor: dict) -> dict[str, EvalConfig]:
-    depth = kirag.k0 * kirag.max_steps
+def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: EvalConfig, over: str,
+                    aligner: AlignerConfig, split: str, budget: int, weight: float | None, constructor: dict
+                    ) -> dict[str, EvalConfig]:
+    """`runs` (the trained Aligner-only loop) with the baselines (from `base`) and KiRAG's other loops (from
+    `kirag`, named with `over`) added, in table order."""
+    depth = kirag.kirag.k0 * kirag.kirag.max_steps
     reranks = {f"rerank {w}": replace(base, method="rag+rerank", aligner=aligner, rerank=RerankSettings(weight=w),
                                       name=f"rag+rerank (top {depth}, weight {w})")
                for w in (WEIGHTS if split == "validation" else [weight])}
     if split == "validation":
-        variants = {key: replace(base, method="kirag", aligner=aligner, name=f"kirag {key}, trained",
-                                 kirag=replace(kirag, constructor=True, **options))
+        variants = {key: replace(kirag, aligner=aligner, name=f"kirag {key}, trained{over}",
+                                 kirag=replace(kirag.kirag, constructor=True, **options))
                     for key, options in CONSTRUCTORS.items()}
         runs = {"rag": replace(base, method="rag", name="rag (dense, k = 10)")} | reranks | runs | variants
     else:
@@ -208,10 +220,10 @@ def _with_baselines(runs: dict[str, EvalConfig], base: EvalConfig, kirag: KiRAGC
             "ircot": replace(base, method="ircot", top_k=budget, ircot=IRCoTSettings(budget=budget),
                              name=f"ircot (budget {budget})"),
             "rerank": next(iter(reranks.values())),
-            "kirag base": replace(base, method="kirag", kirag=kirag, name="kirag aligner-only, base MiniLM"),
+            "kirag base": replace(kirag, name=f"kirag aligner-only, base MiniLM{over}"),
         } | runs | {
-            "kirag constructor": replace(base, method="kirag", kirag=replace(kirag, constructor=True, **constructor),
-                                         aligner=aligner, name="kirag constructor, trained"),
+            "kirag constructor": replace(kirag, kirag=replace(kirag.kirag, constructor=True, **constructor),
+                                         aligner=aligner, name=f"kirag constructor, trained{over}"),
         }
     return runs
 
@@ -236,14 +248,23 @@ def require_kg(name: str, kg: Path, kg_config: str, data: DataConfig) -> None:
                  f"python prepare.py kg --config {kg_config}")
 
 
+class Choices(NamedTuple):
+    """What `--split validation` chose for a checkpoint."""
+
+    weight: float  # rag+rerank's fusion weight
+    retriever: str  # KiRAG's
+    ranking: RankingConfig  # KiRAG's passage ranking
+    constructor: dict  # the Constructor's options (CONSTRUCTORS)
+
+
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
-            ranking: RankingConfig | None = None, constructor: dict | None = None
+            ranking: RankingConfig | None = None, constructor: dict | None = None, retriever: str = "dense"
             ) -> tuple[dict[str, ScoredRun], int]:
     """Every method of the part run (or read back), and KiRAG's budget."""
     require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
-    first = configs(part, data, split, trained, ranking=ranking)["kirag trained"]
+    first = configs(part, data, split, trained, ranking=ranking, retriever=retriever)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
-    runs = configs(part, data, split, trained, budget, weight, ranking, constructor)
+    runs = configs(part, data, split, trained, budget, weight, ranking, constructor, retriever)
     for key, config in runs.items():
         evaluate(config)
         print(f"{split} {part} {key}: done", flush=True)
@@ -268,10 +289,10 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
     }
 
 
-def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weight: float,
-              ranking: RankingConfig, constructor: dict) -> tuple[str, dict]:
+def test_part(part: str, aligner_data, unseen_questions: int, trained: str, chosen: Choices) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
-    runs, budget = run_all(part, data, "test", trained, weight, ranking, constructor)
+    runs, budget = run_all(part, data, "test", trained, chosen.weight, chosen.ranking, chosen.constructor,
+                           chosen.retriever)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
     summaries = {key: run.summary() for key, run in runs.items()}
     labelled = [(run.method, summaries[key]) for key, run in runs.items()]
@@ -300,75 +321,104 @@ def test_part(part: str, aligner_data, unseen_questions: int, trained: str, weig
 
 
 def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str, aligner: str) -> None:
-    """The rerank weight by pooled validation R@5 (ties to the smaller weight), and KiRAG's ranking (ties to
-    the paper's rule), with each part's figures."""
-    rows, flat, pooled = [], {"aligner": aligner, "run": f"{date.today()}, {machine()}"}, Counter()
-    counted, kirag_runs = 0, []
-    for group in dict.fromkeys(PARTS[p].questions for p in parts):  # parts of the same questions are pooled once
-        part = next(p for p in parts if PARTS[p].questions == group)
-        data = held_out(part, aligner_data, "validation", unseen_questions)
-        runs, budget = run_all(part, data, "validation", trained)
-        commit_scores(f"{VALIDATION}/{group}", {key: run.source for key, run in runs.items()})
-        kirag_runs.append(runs["kirag trained"].source)  # its run folder
+    """KiRAG's retriever and passage ranking together (ties to the dense index and the paper's rule), then,
+    over that retriever, the Constructor's variant (ties to the paper's); and rag+rerank's weight (ties to
+    the smaller); each by pooled validation R@5, with each part's figures."""
+    flat = {"aligner": aligner, "run": f"{date.today()}, {machine()}"}
+    groups = {}  # question set -> its first part and validation questions: parts of the same questions pool once
+    for part in parts:
+        if PARTS[part].questions not in groups:
+            groups[PARTS[part].questions] = part, held_out(part, aligner_data, "validation", unseen_questions)
+    loops = {group: {r: configs(part, data, "validation", trained, retriever=r)["kirag trained"] for r in RETRIEVERS}
+             for group, (part, data) in groups.items()}
+    for group, (part, data) in groups.items():
+        require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
+        for config in loops[group].values():
+            evaluate(config)
+    swept = {r: sweep([loops[group][r].output_dir for group in groups], RANKINGS, k=5) for r in RETRIEVERS}
+    retriever, best = max(((r, i) for r in RETRIEVERS for i in range(len(RANKINGS))),
+                          key=lambda pick: swept[pick[0]][pick[1]]["recall@5"])  # max keeps the first of equals
+    chosen = RANKINGS[best]
+    rows, pooled, counted, variants = [], Counter(), 0, {key: [] for key in CONSTRUCTORS}
+    for group, (part, data) in groups.items():
+        runs, _ = run_all(part, data, "validation", trained, retriever=retriever)
+        ordered = {}  # the chosen retriever's loop in run_all's runs gives way to every retriever's
+        for key, run in runs.items():
+            ordered |= ({f"kirag trained {r}": read_run(c.output_dir) for r, c in loops[group].items()}
+                        if key == "kirag trained" else {key: run})
+        commit_scores(f"{VALIDATION}/{group}", {key: run.source for key, run in ordered.items()})
+        for key in CONSTRUCTORS:
+            variants[key].append(ordered[key].source)
         n = len(data.load().questions)
         counted += n
-        for key, run in runs.items():
+        for key, run in ordered.items():
             r5 = run.summary()["recall@5"]
             rows.append({"questions": f"{group} validation", "n": n, "method": run.method, "recall@5": r5})
             flat[f"{group}.{key}.recall@5"] = r5
-            if key.startswith("rerank"):
-                pooled[float(key.split()[1])] += n * r5
-            elif key in CONSTRUCTORS or key == "kirag trained":
-                pooled[key] += n * r5
+            pooled[float(key.split()[1]) if key.startswith("rerank") else key] += n * r5
         flat[f"{group}.questions"] = n
     weight = max(WEIGHTS, key=lambda w: (pooled[w], -w))
     flat |= {f"pooled.rerank {w}.recall@5": pooled[w] / counted for w in WEIGHTS} | {
         "pooled.questions": counted, "choice.rerank.weight": weight}
-    variant = max(CONSTRUCTORS, key=lambda key: pooled[key])  # max keeps the first of equals: the paper's
-    flat |= {f"pooled.{key}.recall@5": pooled[key] / counted for key in [*CONSTRUCTORS, "kirag trained"]}
+    loop_keys = [f"kirag trained {r}" for r in RETRIEVERS]
+    flat |= {f"pooled.{key}.recall@5": pooled[key] / counted for key in [*CONSTRUCTORS, *loop_keys]}
+    # the Constructor's variants over the chosen retriever, ranked as chosen, as on test
+    ranked = {"kirag trained": swept[retriever][best]["recall@5"]} | {
+        key: sweep(folders, [chosen], k=5)[0]["recall@5"] for key, folders in variants.items()}
+    variant = max(CONSTRUCTORS, key=ranked.get)  # max keeps the first of equals: the paper's
+    flat |= {f"chosen ranking.{key}.recall@5": recall for key, recall in ranked.items()}
     flat |= {"choice.constructor.variant": variant, **{f"choice.constructor.{k}": v
                                                       for k, v in CONSTRUCTORS[variant].items()}}
-    lm_helps = pooled[variant] > pooled["kirag trained"]
-    swept = sweep(kirag_runs, RANKINGS, k=5)  # max keeps the first of equals: the paper's rule on a tie
-    best = max(range(len(RANKINGS)), key=lambda i: swept[i]["recall@5"])
-    chosen = RANKINGS[best]
-    flat |= {f"pooled.ranking {r['triple_weight']:g}/{r['retrieval_weight']:g}/{r['text_weight']:g}.recall@5":
-             r["recall@5"] for r in swept}
-    flat |= {f"choice.ranking.{name}": getattr(chosen, name) for name in WEIGHT_NAMES}
+    lm_helps = ranked[variant] > ranked["kirag trained"]
+    flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": swept[r][i]["recall@5"]
+             for r in RETRIEVERS for i, ranking in enumerate(RANKINGS)}
+    flat |= {"choice.kirag.retriever": retriever} | {f"choice.ranking.{n}": getattr(chosen, n) for n in WEIGHT_NAMES}
     write_rows(RESULTS / VALIDATION / "ranking_sweep.jsonl.gz", [
-        {"ranking": f"{r['triple_weight']:g}/{r['retrieval_weight']:g}/{r['text_weight']:g}", "question_id": qid,
-         "recall@5": recall} for r in swept for qid, recall in r["questions"]])
-    ranking_rows = [{"w_t (best triple)": r["triple_weight"], "w_r (retrieval)": r["retrieval_weight"],
-                     "w_x (Aligner on text)": r["text_weight"], "recall@5": r["recall@5"]} for r in swept]
+        {"retriever": r, "ranking": ranking_name(ranking), "question_id": qid, "recall@5": recall}
+        for r in RETRIEVERS for ranking, row in zip(RANKINGS, swept[r]) for qid, recall in row["questions"]])
+    ranking_rows = [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
+                     "w_x (Aligner on text)": ranking.text_weight}
+                    | {f"recall@5 {r}": swept[r][i]["recall@5"] for r in RETRIEVERS}
+                    for i, ranking in enumerate(RANKINGS)]
     text = (f"# KiRAG's choices, made on validation questions\n\nAligner: {aligner}. Run {flat['run']}. The "
             f"Aligner's validation questions of each part's dataset ({counted} in all), never trained or tested on; "
-            f"dense MiniLM retrieval, no reader. R@5 in %.\n\n" + markdown_table(rows, list(rows[0]))
+            f"dense MiniLM retrieval but where a row names another; KiRAG's rows rank passages by the paper's rule "
+            "(the sections below rank them again); no reader. R@5 in %.\n\n"
+            + markdown_table(rows, list(rows[0]))
             + "\nPooled R@5 of rag+rerank by weight: "
             + ", ".join(f"{w}: {100 * pooled[w] / counted:.1f}" for w in WEIGHTS)
             + f". Chosen: **weight {weight}** (the best pooled R@5, ties to the smaller weight).\n\n"
-            "## KiRAG's passage ranking\n\nThe trained Aligner-only runs above ranked again offline for each "
-            "weighting (`evaluation/ranking_sweep.py`: a passage's score is w_t · its best triple score + w_r · its "
-            "best retriever score + w_x · the Aligner's score of its text, each min-max normalised per question; the "
-            "chain does not depend on the ranking); pooled R@5 over the same questions. The first row is the paper's "
-            "rule.\n\n" + markdown_table(ranking_rows, list(ranking_rows[0]))
-            + f"\nChosen: **w_t {chosen.triple_weight:g}, w_r {chosen.retrieval_weight:g}, w_x "
-            f"{chosen.text_weight:g}** (the best pooled R@5, ties to the paper's rule).\n\n"
-            "## KiRAG's Constructor\n\nPooled R@5 of the trained Aligner-only loop and of each Constructor variant "
-            "(the packaged LM picks the next triple): "
-            + ", ".join(f"{key}: {100 * pooled[key] / counted:.1f}" for key in ["kirag trained", *CONSTRUCTORS])
+            "## KiRAG's retriever and passage ranking\n\nThe trained Aligner-only runs above, one per retriever "
+            f"({', '.join(RETRIEVERS)}: the dense index alone, or BM25 and dense fused by reciprocal rank as the "
+            "hybrid baseline does), ranked again offline for each weighting (`evaluation/ranking_sweep.py`: a "
+            "passage's score is w_t · its best triple score + w_r · its best retriever score + w_x · the Aligner's "
+            "score of its text, each min-max normalised per question; the chain does not depend on the ranking); "
+            "pooled R@5 over the same questions. The first row is the paper's rule.\n\n"
+            + markdown_table(ranking_rows, list(ranking_rows[0]))
+            + f"\nChosen: **the {retriever} retriever with w_t {chosen.triple_weight:g}, w_r "
+            f"{chosen.retrieval_weight:g}, w_x {chosen.text_weight:g}** (the best pooled R@5, ties to the dense "
+            "retriever and the paper's rule).\n\n"
+            "## KiRAG's Constructor\n\nOver the chosen retriever and ranked as chosen (the runs above, ranked again "
+            "offline), pooled R@5 of the trained Aligner-only loop and of each Constructor variant (the packaged LM "
+            "picks the next triple): " + ", ".join(f"{key}: {100 * recall:.1f}" for key, recall in ranked.items())
             + f". Chosen for the Constructor's rows: **{variant}** (ties to the paper's). "
             + ("It is ahead of the Aligner alone here." if lm_helps else
                "It does not beat the Aligner alone here, so Aligner-only stays the CPU default.")
-            + f"\n\nPer-question scores: `benchmarks/results/{VALIDATION}/<questions>/`, and each ranking's R@5 per "
-            "question in `ranking_sweep.jsonl.gz` beside them.\n")
+            + f"\n\nPer-question scores: `benchmarks/results/{VALIDATION}/<questions>/`, and each retriever's and "
+            "ranking's R@5 per question in `ranking_sweep.jsonl.gz` beside them.\n")
     write_results(VALIDATION, text, flat)
+
+
+def ranking_name(ranking: RankingConfig) -> str:
+    """A ranking as the validation files name it: w_t/w_r/w_x."""
+    return f"{ranking.triple_weight:g}/{ranking.retrieval_weight:g}/{ranking.text_weight:g}"
 
 
 def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: str, checkpoints: list[Path]) -> None:
     """Each checkpoint of `checkpoints` in the released Aligner-only loop against the recipe's (`trained`, whose
     datamodule is `aligner_data`) on the validation questions of each question set, pooled; see the module
     docstring for the rule."""
-    _, ranking, _ = choices(aligner)
+    chosen = choices(aligner)
     named = {"recipe": Path(trained)} | {f"{c.parents[1].name}-{content_digest(c)[:8]}": c for c in checkpoints}
     datamodules = {name: aligner_data if name == "recipe" else trained_datamodule(c) for name, c in named.items()}
     trained_on = {name: {r.question_id for r in dm.train_records} for name, dm in datamodules.items()}
@@ -388,7 +438,8 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
             if seen := wanted & trained_on[name]:
                 sys.exit(f"{checkpoint} trained on {len(seen)} of the {group} validation questions (first: "
                          f"{sorted(seen)[0]}): an ablation must keep the recipe's split")
-            config = replace(configs(part, data, "validation", str(checkpoint), ranking=ranking)["kirag trained"],
+            config = replace(configs(part, data, "validation", str(checkpoint), ranking=chosen.ranking,
+                                     retriever=chosen.retriever)["kirag trained"],
                              name=f"kirag aligner-only, {name}", output_dir=str(folders[name]))
             evaluate(config)
             run = read_run(folders[name])
@@ -408,9 +459,10 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
                       for name, c in named.items())
     loop = config.kirag
     text = (f"# KiRAG's training ablations, decided on validation questions\n\nRecipe: {aligner}. Run {flat['run']}. "
-            f"The released Aligner-only loop (dense MiniLM, K0 = {loop.k0}, N = {loop.num_candidates}, L = "
-            f"{loop.max_steps}, the passage ranking chosen in {VALIDATION}.md: w_t {ranking.triple_weight:g}, w_r "
-            f"{ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) with each checkpoint, on the recipe's "
+            f"The released Aligner-only loop ({chosen.retriever} retrieval, K0 = {loop.k0}, N = {loop.num_candidates}, "
+            f"L = {loop.max_steps}, the retriever and passage ranking chosen in {VALIDATION}.md: w_t "
+            f"{chosen.ranking.triple_weight:g}, w_r {chosen.ranking.retrieval_weight:g}, w_x "
+            f"{chosen.ranking.text_weight:g}) with each checkpoint, on the recipe's "
             "validation questions, which none of them trained on; no reader. R@5 in %.\n\n"
             f"Checkpoints:\n{shown}\n\n" + markdown_table(rows, list(rows[0]))
             + "\n### Significance: each ablation against the recipe, pooled\n\n" + significance_table(tested)
@@ -425,19 +477,19 @@ def constructor_text(options: dict) -> str:
     return ", ".join(shown[k].format(v) for k, v in options.items()) or "the paper's"
 
 
-def choices(aligner: str) -> tuple[float, RankingConfig, dict]:
-    """The rerank weight, KiRAG's ranking and the Constructor's options chosen on validation for this
-    checkpoint; refused when absent or for another."""
+def choices(aligner: str) -> Choices:
+    """The choices made on validation for this checkpoint; refused when absent or for another."""
     try:
         made = json.loads((RESULTS / f"{VALIDATION}.json").read_text())
     except FileNotFoundError:
         sys.exit(f"{RESULTS / VALIDATION}.json is missing: run --split validation first")
     if made["aligner"] != aligner:
         sys.exit(f"the validation choices were made for {made['aligner']}, not {aligner}: run --split validation")
-    if "choice.ranking.triple_weight" not in made or "choice.constructor.variant" not in made:
-        sys.exit("the validation choices hold no ranking or Constructor for KiRAG: run --split validation")
+    if not {"choice.kirag.retriever", "choice.ranking.triple_weight", "choice.constructor.variant"} <= made.keys():
+        sys.exit("the validation choices hold no retriever, ranking or Constructor for KiRAG: run --split validation")
     ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES))
-    return made["choice.rerank.weight"], ranking, CONSTRUCTORS[made["choice.constructor.variant"]]
+    return Choices(made["choice.rerank.weight"], made["choice.kirag.retriever"], ranking,
+                   CONSTRUCTORS[made["choice.constructor.variant"]])
 
 
 def main() -> None:
@@ -466,22 +518,24 @@ def main() -> None:
     if args.split == "validation":
         validate(args.parts, aligner_data, args.unseen_questions, str(trained), aligner)
         return
-    weight, ranking, constructor = choices(aligner)
-    sections, flat = {}, {"aligner": aligner, "run": f"{date.today()}, {machine()}", "choice.rerank.weight": weight}
+    chosen = choices(aligner)
+    weight, retriever, ranking, constructor = chosen
+    sections, flat = {}, {"aligner": aligner, "run": f"{date.today()}, {machine()}", "choice.rerank.weight": weight,
+                          "choice.kirag.retriever": retriever}
     flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in WEIGHT_NAMES}
     flat |= {f"choice.constructor.{k}": v for k, v in constructor.items()}
     for part in args.parts:
-        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), weight, ranking,
-                                            constructor)
+        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), chosen)
         flat.update(figures)
     trained_on = ", ".join(dict.fromkeys(aligner_data.train_record_datasets))
     markdown = (
         "# KiRAG against budget-matched baselines (test questions)\n\n"
         f"Aligner: {aligner}, trained on {trained_on}; the best validation MRR. Run {flat['run']}. Dense MiniLM "
-        "retrieval for every method; K0 = 10, N = 20, L = 5; every answer from the packaged "
-        "Qwen2.5-Coder-0.5B-Instruct "
-        f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) and KiRAG's passage ranking (w_t "
-        f"{ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) were chosen on "
+        f"retrieval for every baseline but hybrid, and the {retriever} retriever for KiRAG; K0 = 10, N = 20, L = 5; "
+        "every answer from the packaged Qwen2.5-Coder-0.5B-Instruct "
+        f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) and KiRAG's retriever and passage "
+        f"ranking (w_t {ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) were "
+        "chosen on "
         f"validation questions ({VALIDATION}.md), as was the Constructor's variant ({constructor_text(constructor)}); "
         "every figure here stands on test questions, scored once for this configuration.\n\n"
         "Recall, EM and F1 in %, with 95% BCa bootstrap intervals over questions. Differences in points; p: paired "

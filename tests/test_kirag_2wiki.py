@@ -33,6 +33,10 @@ def test_the_baselines_run_at_kirags_budget_and_kirag_ranks_as_chosen(monkeypatc
     assert runs["kirag trained"].aligner.name == "a.ckpt" and runs["kirag base"].aligner.name != "a.ckpt"
     assert not any(c.reader.enabled for c in runs.values())  # the file has no answers
     assert len({c.output_dir for c in runs.values()}) == 4
+    over = kirag_2wiki.configs(DataConfig(), "a.ckpt", chosen, budget=14, retriever="hybrid")
+    assert [k for k, c in over.items() if c.retriever == "hybrid"] == ["kirag trained", "kirag base", "hybrid"]
+    assert over["rag at budget"] == runs["rag at budget"]
+    assert over["kirag trained"].output_dir == runs["kirag trained"].output_dir + "_hybrid"
 
 
 def test_a_row_gives_recall_at_2_and_5_and_the_share_with_every_gold_passage_in_the_top_5():

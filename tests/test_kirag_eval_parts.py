@@ -98,6 +98,20 @@ def test_the_test_runs_the_constructor_variant_chosen_on_validation(demo_part):
     chosen = runs["kirag constructor"].kirag
     assert (chosen.constructor, chosen.constructor_candidates, chosen.stop) == (True, 5, "answer_in_chain")
     assert not any(k in kirag_eval.CONSTRUCTORS for k in runs)  # on test only the chosen one
+
+
+def test_kirags_loops_search_with_the_chosen_retriever_and_keep_their_own_runs(demo_part):
+    dense = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25)
+    hybrid = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25, retriever="hybrid")
+    kirag = [k for k, c in hybrid.items() if c.method == "kirag"]
+    assert kirag == ["kirag base", "kirag trained", "kirag constructor"]
+    assert all(hybrid[k].retriever == "hybrid" and dense[k].retriever == "dense" for k in kirag)
+    assert all(hybrid[k] == dense[k] for k in hybrid if k not in kirag)  # the baselines do not change
+    assert all(hybrid[k].output_dir == dense[k].output_dir + "_hybrid" for k in kirag)
+    assert hybrid["kirag trained"].name == "kirag aligner-only, trained, hybrid retrieval"
+    assert dense["kirag trained"].name == "kirag aligner-only, trained"  # the dense runs keep their names and folders
+    validation = kirag_eval.configs(demo_part, DataConfig(), "validation", "a.ckpt", budget=15, retriever="hybrid")
+    assert all(validation[k].retriever == "hybrid" for k in kirag_eval.CONSTRUCTORS)  # the Constructor over it too
     assert kirag_eval.constructor_text({}) == "the paper's"
 
 
@@ -120,12 +134,16 @@ def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint
         kirag_eval.choices("`a` (1)")
     made = {"aligner": "`a` (1)", "choice.rerank.weight": 0.75}
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
-    with pytest.raises(SystemExit, match="hold no ranking or Constructor for KiRAG"):
+    with pytest.raises(SystemExit, match="hold no retriever, ranking or Constructor for KiRAG"):
         kirag_eval.choices("`a` (1)")
     made |= {"choice.ranking.triple_weight": 1.0, "choice.ranking.retrieval_weight": 0.5,
              "choice.ranking.text_weight": 0.0, "choice.constructor.variant": "constructor top 5"}
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
-    assert kirag_eval.choices("`a` (1)") == (0.75, RankingConfig(1.0, 0.5, 0.0), {"constructor_candidates": 5})
+    with pytest.raises(SystemExit, match="hold no retriever"):  # made before KiRAG's retriever was a choice
+        kirag_eval.choices("`a` (1)")
+    (tmp_path / "kirag_validation.json").write_text(json.dumps(made | {"choice.kirag.retriever": "hybrid"}))
+    assert kirag_eval.choices("`a` (1)") == kirag_eval.Choices(0.75, "hybrid", RankingConfig(1.0, 0.5, 0.0),
+                                                               {"constructor_candidates": 5})
     with pytest.raises(SystemExit, match="made for `a` \\(1\\), not `a` \\(2\\)"):
         kirag_eval.choices("`a` (2)")
 
@@ -170,19 +188,26 @@ def test_the_validation_choices_are_recomputed_from_the_committed_scores():
             key, run = path.name.removesuffix(".jsonl.gz").replace("_", " "), read_scores(path)
             assert run.summary()["recall@5"] == pytest.approx(figures[f"{group.name}.{key}.recall@5"])
             pooled.setdefault(key, []).extend(s["recall@5"] for s in run.scores.values())
-            if key == "kirag trained":
-                trained |= {q: s["recall@5"] for q, s in run.scores.items()}
-    assert len(pooled["kirag trained"]) == figures["pooled.questions"]
+            if key.startswith("kirag trained "):
+                trained.setdefault(key.split()[-1], {}).update({q: s["recall@5"] for q, s in run.scores.items()})
+    assert sorted(trained) == sorted(kirag_eval.RETRIEVERS)
+    assert all(len(pooled[f"kirag trained {r}"]) == figures["pooled.questions"] for r in kirag_eval.RETRIEVERS)
     for weight in kirag_eval.WEIGHTS:
         recalls = pooled[f"rerank {weight}"]
         assert sum(recalls) / len(recalls) == pytest.approx(figures[f"pooled.rerank {weight}.recall@5"])
     assert figures["choice.rerank.weight"] == max(kirag_eval.WEIGHTS, key=lambda w: (sum(pooled[f"rerank {w}"]), -w))
-    swept = read_rows(folder / "ranking_sweep.jsonl.gz")
-    for ranking in {r["ranking"] for r in swept}:
-        recalls = {r["question_id"]: r["recall@5"] for r in swept if r["ranking"] == ranking}
-        assert sum(recalls.values()) / len(recalls) == pytest.approx(figures[f"pooled.ranking {ranking}.recall@5"])
-        if ranking == "1/0/0":  # the paper's rule, which the Aligner-only runs ranked by
-            assert recalls == pytest.approx(trained)
+    swept, pooled_sweep = read_rows(folder / "ranking_sweep.jsonl.gz"), {}
+    for retriever in kirag_eval.RETRIEVERS:
+        for ranking in map(kirag_eval.ranking_name, kirag_eval.RANKINGS):
+            recalls = {r["question_id"]: r["recall@5"] for r in swept
+                       if (r["retriever"], r["ranking"]) == (retriever, ranking)}
+            pooled_sweep[retriever, ranking] = sum(recalls.values()) / len(recalls)
+            assert pooled_sweep[retriever, ranking] == pytest.approx(
+                figures[f"pooled.ranking {retriever} {ranking}.recall@5"])
+            if ranking == "1/0/0":  # the paper's rule, which the Aligner-only runs ranked by
+                assert recalls == pytest.approx(trained[retriever])
+    chosen = kirag_eval.ranking_name(RankingConfig(*(figures[f"choice.ranking.{n}"] for n in kirag_eval.WEIGHT_NAMES)))
+    assert max(pooled_sweep, key=pooled_sweep.get) == (figures["choice.kirag.retriever"], chosen)  # first of equals
 
 
 @pytest.fixture
@@ -190,7 +215,8 @@ def ablation_world(demo_part, monkeypatch, tmp_path):
     """validate_ablations over the demo part with its runs stubbed: each checkpoint's R@5 per question is
     given by `world["recall"][checkpoint file name]`, and what would be written is kept in `world`."""
     world = {"recall": {}, "trained": {}, "written": {}, "committed": {}}
-    monkeypatch.setattr(kirag_eval, "choices", lambda aligner: (0.5, RankingConfig(0.0, 1.0, 0.5), {}))
+    monkeypatch.setattr(kirag_eval, "choices",
+                        lambda aligner: kirag_eval.Choices(0.5, "hybrid", RankingConfig(0.0, 1.0, 0.5), {}))
     monkeypatch.setattr(kirag_eval, "trained_datamodule", lambda checkpoint: SimpleNamespace(
         train_records=[SimpleNamespace(question_id=q) for q in world["trained"].get(checkpoint.name, [])]))
     ran = {}
@@ -230,8 +256,8 @@ def test_a_training_ablation_runs_the_released_loop_and_is_adopted_only_when_ahe
     kirag_eval.validate_ablations([demo_part], validated(n), str(world["recipe"]), "`r` (1)", [world["ablation"]])
     configs = list(world["ran"].values())
     assert [c.aligner.name for c in configs] == [str(world["recipe"]), str(world["ablation"])]
-    assert all(c.kirag.ranking == RankingConfig(0.0, 1.0, 0.5, score_text=True) and not c.reader.enabled
-               for c in configs)  # the ranking chosen on validation, no reader
+    assert all(c.kirag.ranking == RankingConfig(0.0, 1.0, 0.5, score_text=True) and c.retriever == "hybrid"
+               and not c.reader.enabled for c in configs)  # the retriever and ranking chosen on validation, no reader
     text, flat = world["written"]["kirag_ablations"]
     name = next(k.removesuffix(".adopted") for k in flat if k.endswith(".adopted"))
     assert name.startswith("ablation-") and flat["pooled.recipe.recall@5"] == 0.0
