@@ -53,8 +53,10 @@ and the Aligner: `python prepare.py recipe --config configs/recipes/multi_cpu.ya
 
 import argparse
 import json
+import shutil
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -472,6 +474,15 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
     write_results(ABLATIONS, text, flat)
 
 
+def drop_unscored(scored: Iterable[str]) -> list[str]:
+    """The parts not in `scored`, their committed scores removed: the committed scores are those of the
+    table being written, never of an earlier run (another checkpoint or configuration)."""
+    unscored = [part for part in PARTS if part not in scored]
+    for part in unscored:
+        shutil.rmtree(RESULTS / "kirag_eval" / part, ignore_errors=True)
+    return unscored
+
+
 def constructor_text(options: dict) -> str:
     shown = {"constructor_candidates": "the Aligner's best {} shown to the LM", "stop": "chains stop by {}"}
     return ", ".join(shown[k].format(v) for k, v in options.items()) or "the paper's"
@@ -528,6 +539,7 @@ def main() -> None:
         sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), chosen)
         flat.update(figures)
     trained_on = ", ".join(dict.fromkeys(aligner_data.train_record_datasets))
+    unscored = drop_unscored(sections)
     markdown = (
         "# KiRAG against budget-matched baselines (test questions)\n\n"
         f"Aligner: {aligner}, trained on {trained_on}; the best validation MRR. Run {flat['run']}. Dense MiniLM "
@@ -544,7 +556,9 @@ def main() -> None:
         "(`python evaluate.py compare <files> --output_dir <dir>` recomputes any table). `hotpotqa_ircot`, the same "
         "100 questions over only their own 1,000 context passages, is no longer a part: it was not a second piece of "
         "evidence. Seconds are each run's wall clock on this 2-core machine, and some runs shared it with other "
-        "jobs: compare costs by calls.\n\n" + "\n".join(sections[p] for p in PARTS if p in sections))
+        "jobs: compare costs by calls.\n\n"
+        + (f"Not yet scored for this configuration: {', '.join(unscored)}.\n\n" if unscored else "")
+        + "\n".join(sections[p] for p in PARTS if p in sections))
     write_results("kirag_eval", markdown, flat)
 
 

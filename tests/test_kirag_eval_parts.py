@@ -160,6 +160,16 @@ def test_kirag_runs_rank_by_the_chosen_weights_and_keep_text_scores_for_the_swee
     assert len(weights) == 26  # every weighting of {0, 0.5, 1} but all-zero, the paper's first; multiples tie
 
 
+def test_a_table_of_some_parts_drops_the_other_parts_committed_scores(demo_part, monkeypatch, tmp_path):
+    monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
+    for part in ("demo", "musique"):
+        (tmp_path / "kirag_eval" / part).mkdir(parents=True)
+        (tmp_path / "kirag_eval" / part / "rag.jsonl.gz").write_bytes(b"scores")
+    unscored = kirag_eval.drop_unscored(["demo"])
+    assert "demo" not in unscored and "musique" in unscored and len(unscored) == len(kirag_eval.PARTS) - 1
+    assert [p.name for p in (tmp_path / "kirag_eval").iterdir()] == ["demo"]
+
+
 def test_the_committed_p_values_are_recomputed_from_the_committed_scores():
     results = kirag_eval.RESULTS / "kirag_eval.json"
     if not results.is_file():
