@@ -31,7 +31,7 @@ from pathlib import Path
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
                                write_results)
-from benchmarks.kirag_eval import choices, require_kg, trained_aligner, write_held_out
+from benchmarks.kirag_eval import choices, require_kg, retriever_marks, trained_aligner, write_held_out
 from benchmarks.retrieval_baselines import peer_predictions
 from core.text import normalize_space
 from datamodules.loaders import Benchmark, DataConfig
@@ -71,7 +71,7 @@ def configs(data: DataConfig, trained: str, ranking: RankingConfig, budget: int 
     base = EvalConfig(data=data, retriever="dense")
     kirag = replace(base, method="kirag", retriever=retriever,
                     kirag=KiRAGConfig(kg=str(ROOT / KG), extract_missing=False, ranking=ranking))
-    over = "" if retriever == "dense" else f", {retriever} retrieval"
+    over, suffix = retriever_marks(retriever)
     runs = {"kirag trained": replace(kirag, aligner=AlignerConfig(name=trained),
                                      name=f"kirag aligner-only, trained{over}")}
     if budget is not None:
@@ -82,8 +82,7 @@ def configs(data: DataConfig, trained: str, ranking: RankingConfig, budget: int 
                               name=f"hybrid BM25+dense (k = {budget})"),
         }
     for key, config in runs.items():
-        over_another = config.method == "kirag" and retriever != "dense"
-        config.output_dir = str(RUNS / (key.replace(" ", "_") + (f"_{retriever}" if over_another else "")))
+        config.output_dir = str(RUNS / (key.replace(" ", "_") + (suffix if config.method == "kirag" else "")))
     return runs
 
 

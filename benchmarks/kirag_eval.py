@@ -133,6 +133,12 @@ BUDGET_BASELINES = ("rag at budget", "hybrid", "mdr", "ircot", "rerank")
 POOLED_BASELINES = ("rag at budget", "hybrid", "mdr", "ircot")  # their pools hold KiRAG's budget
 
 
+def retriever_marks(retriever: str) -> tuple[str, str]:
+    """What tells KiRAG's runs over `retriever` apart: a suffix to their names and one to their folders; none
+    for the paper's dense index, so that its runs keep their names and folders."""
+    return ("", "") if retriever == "dense" else (f", {retriever} retrieval", f"_{retriever}")
+
+
 def held_out(name: str, data, split: str, unseen_questions: int) -> DataConfig:
     """The questions of part `name` the Aligner (`data`: its AlignerDataModule) never trained on, in
     unified format. `test`: the test split of the part's dataset when the Aligner has one, else the
@@ -182,7 +188,7 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
     kirag = replace(base, method="kirag", retriever=retriever, kirag=KiRAGConfig(
         kg=str(ROOT / PARTS[part].kg), extract_missing=False, ranking=replace(ranking or RankingConfig(),
                                                                               score_text=True)))
-    over = "" if retriever == "dense" else f", {retriever} retrieval"
+    over, suffix = retriever_marks(retriever)
     aligner = AlignerConfig(name=trained)
     runs = {"kirag trained": replace(kirag, aligner=aligner, name=f"kirag aligner-only, trained{over}")}
     if budget is not None:
@@ -190,7 +196,7 @@ def configs(part: str, data: DataConfig, split: str, trained: str, budget: int |
     for key, config in runs.items():  # runs that do not read the KG are shared by parts of the same questions
         reads_kg = config.method == "kirag"
         folder = key.replace(" ", "_") + (f"_{budget}" if key in POOLED_BASELINES else "")  # parts' budgets differ
-        folder += f"_{retriever}" if reads_kg and retriever != "dense" else ""
+        folder += suffix if reads_kg else ""
         config.output_dir = str(RUNS / split / (part if reads_kg else PARTS[part].questions) / folder)
     return runs
 
@@ -262,8 +268,7 @@ class Choices(NamedTuple):
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
             ranking: RankingConfig | None = None, constructor: dict | None = None, retriever: str = "dense"
             ) -> tuple[dict[str, ScoredRun], int]:
-    """Every method of the part run (or read back), and KiRAG's budget."""
-    require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
+    """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`require_kg`)."""
     first = configs(part, data, split, trained, ranking=ranking, retriever=retriever)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
     runs = configs(part, data, split, trained, budget, weight, ranking, constructor, retriever)
@@ -293,6 +298,7 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
 
 def test_part(part: str, aligner_data, unseen_questions: int, trained: str, chosen: Choices) -> tuple[str, dict]:
     data = held_out(part, aligner_data, "test", unseen_questions)
+    require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
     runs, budget = run_all(part, data, "test", trained, chosen.weight, chosen.ranking, chosen.constructor,
                            chosen.retriever)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
