@@ -60,7 +60,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import lightning as L
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
@@ -262,7 +262,8 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
 
 def draw_curve(rows: list[dict], path: Path) -> None:
     """Retrieval calls against F1 and R@5, a line per family (random: the mean over seeds at each rate)."""
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    figure = Figure(figsize=(10, 4))
+    axes = figure.subplots(1, 2)
     for family in dict.fromkeys(r["family"] for r in rows):
         group: dict[float, list[dict]] = {}
         for r in rows:
@@ -279,7 +280,6 @@ def draw_curve(rows: list[dict], path: Path) -> None:
     axes[0].legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 def write_validation(args, rows, chosen, ablations, calibration, triggers, params: Path) -> None:

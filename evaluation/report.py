@@ -14,16 +14,13 @@ import json
 import math
 from pathlib import Path
 
-import matplotlib
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402
-
-from core.records import check_output, write_atomic  # noqa: E402
-from evaluation.config import EvalConfig  # noqa: E402
-from evaluation.metrics import RECALL_KS, TESTED  # noqa: E402
-from evaluation.scores import SCORES_NAME, ScoredRun, read_run, write_scores  # noqa: E402
-from evaluation.stats import holm, p_text, paired_test, verdict  # noqa: E402
+from core.records import check_output, write_atomic
+from evaluation.config import EvalConfig
+from evaluation.metrics import RECALL_KS, TESTED
+from evaluation.scores import SCORES_NAME, ScoredRun, read_run, write_scores
+from evaluation.stats import holm, p_text, paired_test, verdict
 
 MISSING = "–"
 PERCENT = ("recall", "answer_in_context", "em", "f1")
@@ -173,7 +170,8 @@ def compare(run_paths: list[str], output_dir: str) -> dict[str, list[dict]]:
     result = {"runs": [{"method": run.method, "source": run.source, **s} for run, s in zip(runs, summaries)],
               "paired": tests}
     write_atomic(out / "comparison.json", json.dumps(result, indent=2) + "\n")
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure = Figure(figsize=(6, 4))  # drawn straight to a file: no pyplot, no backend switched for the caller
+    axes = figure.subplots()
     for run, s in zip(runs, summaries):
         if s.get("recall@1") is not None:  # no gold passages: no recall to draw
             axes.plot(RECALL_KS, [100 * s[f"recall@{k}"] for k in RECALL_KS], marker="o", label=run.method)
@@ -183,6 +181,5 @@ def compare(run_paths: list[str], output_dir: str) -> dict[str, list[dict]]:
         axes.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(out / "recall_at_k.png", dpi=120)
-    plt.close(figure)
     print(text)
     return result

@@ -2,12 +2,17 @@
 
 import gzip
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from evaluation.report import compare, significance
 from evaluation.scores import ScoredRun, read_scores, write_scores
 from evaluation.stats import holm, sign_flip_p
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(method: str, recall: list[float], corpus: str = "c0", first: int = 0) -> ScoredRun:
@@ -69,3 +74,13 @@ def test_each_column_of_a_table_keeps_one_number_format():
     table = markdown_table([{"s": 2.03, "n": 136.0, "recall@5": 0.5}, {"s": 0.00346, "n": 0.5, "recall@5": None}],
                            ["s", "n", "recall@5"])
     assert table.splitlines()[2:] == ["| 2.03 | 136 | 50.0 |", "| 0.00 | 0 | – |"]
+
+
+def test_importing_the_report_leaves_matplotlibs_backend_as_the_caller_set_it():
+    """The figures are drawn on a bare `Figure` (here and in benchmarks), so a user's backend survives the import."""
+    check = ("import matplotlib; matplotlib.use('svg'); import evaluation.report; "
+             "print(matplotlib.get_backend())")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "svg"
