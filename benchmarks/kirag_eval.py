@@ -256,6 +256,23 @@ def require_kg(name: str, kg: Path, kg_config: str, data: DataConfig) -> None:
                  f"python prepare.py kg --config {kg_config}")
 
 
+def first_parts(parts: list[str]) -> dict[str, str]:
+    """Question set -> its first part in `parts`: validation pools parts of the same questions once."""
+    firsts: dict[str, str] = {}
+    for part in parts:
+        firsts.setdefault(PARTS[part].questions, part)
+    return firsts
+
+
+def checked(parts: list[str], aligner_data, split: str, unseen_questions: int) -> dict[str, DataConfig]:
+    """Each part's held-out questions, once every part's KG is checked: a missing KG stops the run before its
+    first method, not after hours of the parts before it."""
+    datas = {part: held_out(part, aligner_data, split, unseen_questions) for part in parts}
+    for part, data in datas.items():
+        require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
+    return datas
+
+
 class Choices(NamedTuple):
     """What `--split validation` chose for a checkpoint."""
 
@@ -268,7 +285,7 @@ class Choices(NamedTuple):
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
             ranking: RankingConfig | None = None, constructor: dict | None = None, retriever: str = "dense"
             ) -> tuple[dict[str, ScoredRun], int]:
-    """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`require_kg`)."""
+    """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`checked`)."""
     first = configs(part, data, split, trained, ranking=ranking, retriever=retriever)["kirag trained"]
     budget = round(evaluate(first)["passages_retrieved"])
     runs = configs(part, data, split, trained, budget, weight, ranking, constructor, retriever)
@@ -296,9 +313,7 @@ def families(runs: dict[str, ScoredRun]) -> dict[str, list[tuple[ScoredRun, Scor
     }
 
 
-def test_part(part: str, aligner_data, unseen_questions: int, trained: str, chosen: Choices) -> tuple[str, dict]:
-    data = held_out(part, aligner_data, "test", unseen_questions)
-    require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
+def test_part(part: str, data: DataConfig, aligner_data, trained: str, chosen: Choices) -> tuple[str, dict]:
     runs, budget = run_all(part, data, "test", trained, chosen.weight, chosen.ranking, chosen.constructor,
                            chosen.retriever)
     commit_scores(f"kirag_eval/{part}", {key: run.source for key, run in runs.items()})
@@ -333,14 +348,12 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     over that retriever, the Constructor's variant (ties to the paper's); and rag+rerank's weight (ties to
     the smaller); each by pooled validation R@5, with each part's figures."""
     flat = {"aligner": aligner, "run": f"{date.today()}, {machine()}"}
-    groups = {}  # question set -> its first part and validation questions: parts of the same questions pool once
-    for part in parts:
-        if PARTS[part].questions not in groups:
-            groups[PARTS[part].questions] = part, held_out(part, aligner_data, "validation", unseen_questions)
+    firsts = first_parts(parts)
+    datas = checked(list(firsts.values()), aligner_data, "validation", unseen_questions)
+    groups = {group: (part, datas[part]) for group, part in firsts.items()}
     loops = {group: {r: configs(part, data, "validation", trained, retriever=r)["kirag trained"] for r in RETRIEVERS}
              for group, (part, data) in groups.items()}
-    for group, (part, data) in groups.items():
-        require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
+    for group in groups:
         for config in loops[group].values():
             evaluate(config)
     swept = {r: sweep([loops[group][r].output_dir for group in groups], RANKINGS, k=5) for r in RETRIEVERS}
@@ -437,9 +450,10 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
         rows.append({"questions": questions, "n": len(run.scores), "checkpoint": name, "recall@5": recall})
         flat[f"{questions.removesuffix(' validation')}.{name}.recall@5"] = recall
 
-    for group in dict.fromkeys(PARTS[p].questions for p in parts):
-        part = next(p for p in parts if PARTS[p].questions == group)
-        data = held_out(part, aligner_data, "validation", 0)
+    firsts = first_parts(parts)
+    datas = checked(list(firsts.values()), aligner_data, "validation", 0)
+    for group, part in firsts.items():
+        data = datas[part]
         wanted = {q.id for q in data.load().questions}
         folders = {name: RUNS / "validation" / part / f"ablation_{name}" for name in named}
         for name, checkpoint in named.items():
@@ -541,8 +555,8 @@ def main() -> None:
                           "choice.kirag.retriever": retriever}
     flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in WEIGHT_NAMES}
     flat |= {f"choice.constructor.{k}": v for k, v in constructor.items()}
-    for part in args.parts:
-        sections[part], figures = test_part(part, aligner_data, args.unseen_questions, str(trained), chosen)
+    for part, data in checked(args.parts, aligner_data, "test", args.unseen_questions).items():
+        sections[part], figures = test_part(part, data, aligner_data, str(trained), chosen)
         flat.update(figures)
     trained_on = ", ".join(dict.fromkeys(aligner_data.train_record_datasets))
     unscored = drop_unscored(sections)

@@ -2,6 +2,7 @@
 and tables that its committed per-question scores reproduce."""
 
 import json
+import sys
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ from datamodules.loaders import DataConfig
 from evaluation.report import significance
 from evaluation.scores import read_scores
 from inference.kirag_ranking import RankingConfig
+from kg.store import KGStore
 
 
 def demo(data: DataConfig = DataConfig(), questions: str = "demo") -> kirag_eval.Part:
@@ -31,6 +33,14 @@ def aligner_data(test_ids=None, trained=(), validated=()):
     record = lambda qid: SimpleNamespace(question_id=qid)  # noqa: E731
     return SimpleNamespace(test_ids=test_ids or {}, train_records=[record(q) for q in trained],
                            val_records=[record(q) for q in validated], val_record_datasets=["demo"] * len(validated))
+
+
+def covered_kg(folder) -> str:
+    """A KG store that covers every demo passage (with no triples: covered is all the KG check asks)."""
+    store = KGStore(folder)
+    for passage in DataConfig().load().passages:
+        store.add(passage.id, [])
+    return str(folder)
 
 
 def question_ids(data: DataConfig) -> list[str]:
@@ -69,6 +79,23 @@ def test_a_dataset_the_aligner_never_saw_is_evaluated_on_its_first_questions(dem
 def test_first_questions_the_aligner_has_seen_are_refused(demo_part, data):
     with pytest.raises(SystemExit, match="demo: 1 of the first 3 questions .* demo-002"):
         kirag_eval.held_out(demo_part, data, "test", unseen_questions=3)
+
+
+def test_a_later_parts_missing_kg_stops_the_test_before_any_part_runs(demo_part, monkeypatch, tmp_path):
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", replace(demo(), kg=covered_kg(tmp_path / "kg")))
+    monkeypatch.setitem(kirag_eval.PARTS, "later", replace(demo(), kg=str(tmp_path / "none"), kg_config="later.yaml"))
+    monkeypatch.setattr(kirag_eval, "parse_args", lambda parser: parser.parse_args())  # no shared data needed
+    monkeypatch.setattr(kirag_eval, "trained_aligner", lambda path, runs: (path, tmp_path, "a"))
+    monkeypatch.setattr(kirag_eval, "trained_datamodule", lambda path: aligner_data({"other": ["x"]}))
+    monkeypatch.setattr(kirag_eval, "choices", lambda aligner: kirag_eval.Choices(0.5, "dense", RankingConfig(), {}))
+    ran = []
+    monkeypatch.setattr(kirag_eval, "test_part", lambda part, *rest: ran.append(part))
+    monkeypatch.setattr(sys, "argv", ["kirag_eval", "--split", "test", "--parts", "demo", "later"])
+    with pytest.raises(SystemExit, match=r"later: (\d+) of the \1 passages have no triples .*later\.yaml"):
+        kirag_eval.main()
+    assert ran == []
+    monkeypatch.setitem(kirag_eval.PARTS, "later", kirag_eval.PARTS["demo"])  # its KG there too: both pass
+    assert list(kirag_eval.checked(["demo", "later"], aligner_data({"other": ["x"]}), "test", 100)) == ["demo", "later"]
 
 
 def test_every_baseline_gets_kirags_budget_and_the_reader_but_rag_at_budget(demo_part):
@@ -225,6 +252,7 @@ def ablation_world(demo_part, monkeypatch, tmp_path):
     """validate_ablations over the demo part with its runs stubbed: each checkpoint's R@5 per question is
     given by `world["recall"][checkpoint file name]`, and what would be written is kept in `world`."""
     world = {"recall": {}, "trained": {}, "written": {}, "committed": {}}
+    monkeypatch.setitem(kirag_eval.PARTS, "demo", replace(demo(), kg=covered_kg(tmp_path / "kg")))
     monkeypatch.setattr(kirag_eval, "choices",
                         lambda aligner: kirag_eval.Choices(0.5, "hybrid", RankingConfig(0.0, 1.0, 0.5), {}))
     monkeypatch.setattr(kirag_eval, "trained_datamodule", lambda checkpoint: SimpleNamespace(
