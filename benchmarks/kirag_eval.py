@@ -256,14 +256,6 @@ def require_kg(name: str, kg: Path, kg_config: str, data: DataConfig) -> None:
                  f"python prepare.py kg --config {kg_config}")
 
 
-def first_parts(parts: list[str]) -> dict[str, str]:
-    """Question set -> its first part in `parts`: validation pools parts of the same questions once."""
-    firsts: dict[str, str] = {}
-    for part in parts:
-        firsts.setdefault(PARTS[part].questions, part)
-    return firsts
-
-
 def checked(parts: list[str], aligner_data, split: str, unseen_questions: int) -> dict[str, DataConfig]:
     """Each part's held-out questions, once every part's KG is checked: a missing KG stops the run before its
     first method, not after hours of the parts before it."""
@@ -271,6 +263,16 @@ def checked(parts: list[str], aligner_data, split: str, unseen_questions: int) -
     for part, data in datas.items():
         require_kg(part, ROOT / PARTS[part].kg, PARTS[part].kg_config, data)
     return datas
+
+
+def validation_groups(parts: list[str], aligner_data, unseen_questions: int) -> dict[str, tuple[str, DataConfig]]:
+    """Question set -> its first part in `parts` and that part's validation questions, every KG checked first:
+    validation pools parts of the same questions once."""
+    firsts: dict[str, str] = {}
+    for part in parts:
+        firsts.setdefault(PARTS[part].questions, part)
+    datas = checked(list(firsts.values()), aligner_data, "validation", unseen_questions)
+    return {group: (part, datas[part]) for group, part in firsts.items()}
 
 
 class Choices(NamedTuple):
@@ -348,9 +350,7 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     over that retriever, the Constructor's variant (ties to the paper's); and rag+rerank's weight (ties to
     the smaller); each by pooled validation R@5, with each part's figures."""
     flat = {"aligner": aligner, "run": f"{date.today()}, {machine()}"}
-    firsts = first_parts(parts)
-    datas = checked(list(firsts.values()), aligner_data, "validation", unseen_questions)
-    groups = {group: (part, datas[part]) for group, part in firsts.items()}
+    groups = validation_groups(parts, aligner_data, unseen_questions)
     loops = {group: {r: configs(part, data, "validation", trained, retriever=r)["kirag trained"] for r in RETRIEVERS}
              for group, (part, data) in groups.items()}
     for group in groups:
@@ -450,10 +450,7 @@ def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: st
         rows.append({"questions": questions, "n": len(run.scores), "checkpoint": name, "recall@5": recall})
         flat[f"{questions.removesuffix(' validation')}.{name}.recall@5"] = recall
 
-    firsts = first_parts(parts)
-    datas = checked(list(firsts.values()), aligner_data, "validation", 0)
-    for group, part in firsts.items():
-        data = datas[part]
+    for group, (part, data) in validation_groups(parts, aligner_data, 0).items():
         wanted = {q.id for q in data.load().questions}
         folders = {name: RUNS / "validation" / part / f"ablation_{name}" for name in named}
         for name, checkpoint in named.items():
