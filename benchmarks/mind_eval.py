@@ -10,8 +10,9 @@ questions of HotpotQA hipporag_train_100 (a training split), labelled per senten
 (`training_data/traces.py`), archived in `data/traces/` so that a fresh checkout calibrates on the same
 traces without the LM. `TriggerCalibrator` learns α, β, γ, δ on 80% of the traced questions (no
 class weights: the labels as they are, with a price per retrieval); on the other 20%, the trigger's
-AUROC and F1 are reported against the hand-set values and DRAGIN's median threshold. A trigger that
-fires on every sentence is kept when most traced sentences need retrieval, and the report says so.
+AUROC and F1 are reported against the hand-set values and DRAGIN's median threshold, and every label rule
+(`sentence_label`) with how well max S ranks its labels. A trigger that fires on every sentence is kept when
+most traced sentences need retrieval, and the report says so.
 
 Every method runs MIND's loop with BM25 (as in MIND's paper), 3 passages per retrieval, the packaged
 LM, `--attention` for every signal, and answers through the reader from its top 3 passages, as every
@@ -58,6 +59,7 @@ import math
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import get_args
 
 import lightning as L
 from matplotlib.figure import Figure
@@ -66,7 +68,7 @@ from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
                                run_record, write_results)
-from core.records import content_digest, split_held_out, write_atomic
+from core.records import content_digest, log_records, split_held_out, write_atomic
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig, ReaderConfig
@@ -78,7 +80,7 @@ from evaluation.scores import ScoredRun, read_run
 from evaluation.stats import p_text
 from models.trigger_calibrator import TriggerCalibrator, attention_key
 from models.uncertainty import MindParams, dynamic_threshold, max_rind_score
-from training_data.traces import TracesConfig, build_traces, label_counts
+from training_data.traces import SentenceLabel, TracesConfig, build_traces, label_counts, relabel
 
 RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
@@ -132,6 +134,25 @@ def sentence_rows(questions: list[dict], attention: str) -> tuple[torch.Tensor, 
     h, a = batch["sentence_entropy"], batch[attention_key("sentence", attention)]
     s, mask = batch["sentence_content"], batch["sentence_mask"]
     return max_rind_score(h, a, s, mask), h, a, mask, batch["sentence_label"]
+
+
+def label_rules(attention: str, trace_questions: int) -> list[dict]:
+    """Each rule of `TracesConfig.sentence_label` over every traced sentence: how many it says need retrieval,
+    and how well max S (MIND's and DRAGIN's score, before any threshold) ranks them."""
+    traces, _ = paths(attention)
+    benchmark = replace(TRAIN, limit=trace_questions).load()
+    by_id, passages = {q.id: q for q in benchmark.questions}, benchmark.passage_by_id()
+    records, parsed = [r for _, r in log_records(traces)], read_traces(traces)
+    rows = []
+    for rule in get_args(SentenceLabel):
+        labelled = [{**q, "sentences": [{**s, "label": float(again["label"])} for s, again in zip(
+            q["sentences"], relabel(r, by_id[r["question_id"]], passages, rule)["sentences"], strict=True)]}
+            for q, r in zip(parsed, records, strict=True)]
+        score, *_, labels = sentence_rows(labelled, attention)
+        rows.append({"rule": rule + (" (calibrated on)" if rule == TracesConfig.sentence_label else ""),
+                     "sentences": len(labels), "needing retrieval": int(labels.sum()),
+                     "AUROC of max S": float(BinaryAUROC()(score, labels.long()))})
+    return rows
 
 
 def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], list[float]]:
@@ -219,6 +240,15 @@ def best_point(points: list[dict], call_cost: float, call_budget: float | None) 
 # -- validation: sweep, choose, draw ----------------------------------------------------------------------
 
 
+def reusable(configs: dict[str, EvalConfig], questions: int) -> tuple[dict[str, Path], dict]:
+    """The validation runs of `configs` that benchmarks/results/mind_validation/ holds (`committed_runs`) and
+    whose firing rate the committed table records, with that table's flat figures: those runs are read back."""
+    table = RESULTS / f"{VALIDATION}.json"
+    flat = json.loads(table.read_text()) if table.is_file() else {}
+    found = committed_runs(VALIDATION, configs, questions)
+    return {k: v for k, v in found.items() if f"curve.{k}.fires on" in flat or k.startswith("ablation_")}, flat
+
+
 def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], quantiles: list[float]) -> None:
     _, params = paths(args.attention)
     data = replace(DEV, offset=100, limit=args.val_questions)
@@ -227,16 +257,21 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
     runs = RUNS / "validation" / f"{args.attention}-q{args.val_questions}"  # the corpus is these questions' contexts
     for key, (_, _, config) in points.items():
         config.output_dir = str(runs / key)
-    advance([config for _, _, config in points.values()], args.val_questions, args.block)
-    rows = []
+    committed, flat = reusable({key: config for key, (_, _, config) in points.items()}, args.val_questions)
+    if committed:
+        print("committed validation runs reused (same config and inputs):", ", ".join(committed))
+    advance([config for key, (_, _, config) in points.items() if key not in committed], args.val_questions, args.block)
+    rows, folders = [], {}
     for key, (family, value, config) in points.items():
-        summary = read_run(config.output_dir).summary()
+        folders[key] = committed.get(key) or config.output_dir
+        summary = read_run(folders[key]).summary()
+        fires = flat[f"curve.{key}.fires on"] if key in committed else firing_rate(config.output_dir)
         rows.append({"run": key, "family": family, "value": value, "f1": summary["f1"], "em": summary["em"],
                      "recall@5": summary["recall@5"], "retrieval_calls": summary["retrieval_calls"],
-                     "fires on": firing_rate(config.output_dir), "questions": int(summary["questions"])})
+                     "fires on": fires, "questions": int(summary["questions"])})
     chosen = {family: best_point([r for r in rows if r["family"] == family], args.call_cost, args.call_budget)
               for family in CHOSEN if any(r["family"] == family for r in rows)}
-    ablations, folders = [], {key: config.output_dir for key, (_, _, config) in points.items()}
+    ablations = []
     if "mind calibrated" in chosen:
         point, kept = points[chosen["mind calibrated"]["run"]][2], chosen["mind calibrated"]
         ours = objective(kept["f1"], kept["retrieval_calls"], args.call_cost, args.call_budget)
@@ -245,11 +280,12 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
         options = {}
         for name, setting, other in (("entity signals", "entity_signals", "extraction"),
                                      ("sub-query", "subquery", "refined")):
-            config = replace(point, mind=replace(point.mind, **{setting: other}),
-                             output_dir=str(runs / f"ablation_{setting}_{other}"))
-            advance([config], args.val_questions, args.block)
-            folders[Path(config.output_dir).name] = config.output_dir
-            summary = read_run(config.output_dir).summary()
+            key = f"ablation_{setting}_{other}"
+            config = replace(point, mind=replace(point.mind, **{setting: other}), output_dir=str(runs / key))
+            folders[key] = reusable({key: config}, args.val_questions)[0].get(key) or config.output_dir
+            if folders[key] == config.output_dir:
+                advance([config], args.val_questions, args.block)
+            summary = read_run(folders[key]).summary()
             theirs = objective(summary["f1"], summary["retrieval_calls"], args.call_cost, args.call_budget)
             options[setting] = other if theirs > ours else getattr(point.mind, setting)
             ablations.append({"setting": f"{name}: {getattr(point.mind, setting)} -> {other}", "f1": summary["f1"],
@@ -283,6 +319,7 @@ def draw_curve(rows: list[dict], path: Path) -> None:
 
 
 def write_validation(args, rows, chosen, ablations, calibration, triggers, params: Path) -> None:
+    rules = label_rules(args.attention, args.trace_questions)
     RESULTS.mkdir(parents=True, exist_ok=True)
     draw_curve(rows, RESULTS / "mind_curve.png")
     rule = (f"the highest F1 within {args.call_budget:g} retrieval calls a question" if args.call_budget is not None
@@ -303,7 +340,11 @@ def write_validation(args, rows, chosen, ablations, calibration, triggers, param
         f"Calibration: {labels['sentences']} traced sentences, {labels['sentences_needing_retrieval']} labelled as "
         f"needing retrieval; {labels['entities']} entities, {labels['useful_entities']} useful; learned {values}; "
         + ("written" if calibration["written"] else "refused as degenerate, so no calibrated point") + ".\n\n"
-        "## The trigger on held-out traced sentences\n\n" + markdown_table(triggers, list(triggers[0]))
+        "## The label rules\n\nWhat a traced sentence needs (`prepare.py traces`, `sentence_label`): `change`, the "
+        "gold passages in memory make the LM state other names or numbers; `claims`, that or a name or number the "
+        "gold passages lack. Every traced sentence; AUROC of max S alone (0.5 is chance).\n\n"
+        + markdown_table(rules, list(rules[0]))
+        + "\n## The trigger on held-out traced sentences\n\n" + markdown_table(triggers, list(triggers[0]))
         + f"\n## The curve\n\n![calls against F1 and R@5](mind_curve.png)\n\nValue: θ's scale s for MIND, θ for "
         "DRAGIN, the rate for random triggering (one row per seed). F1, EM and R@5 in %.\n\n"
         + markdown_table(shown, ["family", "run", "value", "questions", "retrieval_calls", "fires on", "f1", "em",
@@ -312,7 +353,8 @@ def write_validation(args, rows, chosen, ablations, calibration, triggers, param
         + ("\n## Faithful-signal ablations at the calibrated point\n\n" + markdown_table(ablations, list(ablations[0]))
            if ablations else ""))
     flat = {"rule": rule, "params_digest": content_digest(params) if params.is_file() else None,
-            "attention": args.attention, "val_questions": args.val_questions}
+            "attention": args.attention, "val_questions": args.val_questions,
+            **{f"label_rule.{r['rule'].split()[0]}.{k}": v for r in rules for k, v in r.items() if k != "rule"}}
     flat |= {f"curve.{r['run']}.{k}": v for r in rows for k, v in r.items() if isinstance(v, int | float)}
     flat |= {f"choice.{f}.{k}": v for f, c in chosen.items() for k, v in c.items()}
     write_results(VALIDATION, markdown, flat)

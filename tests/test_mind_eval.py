@@ -170,3 +170,39 @@ def test_traces_are_restored_from_the_archive_built_on_and_archived_again(tmp_pa
     sync_traces(traces, archive, build(['{"id": "q2"}\n']))
     assert seen[1] == '{"id": "q1"}\n'  # the builder resumed from the archive's traces, not from nothing
     assert gzip.decompress(archive.read_bytes()) == b'{"id": "q1"}\n{"id": "q2"}\n'
+
+
+def test_a_committed_validation_run_is_reused_only_with_its_firing_rate(monkeypatch, tmp_path):
+    (tmp_path / "mind_validation.json").write_text(json.dumps({"curve.fixed_interval.fires on": 1.0}))
+    monkeypatch.setattr(mind_eval, "RESULTS", tmp_path)
+    monkeypatch.setattr(mind_eval, "committed_runs", lambda name, configs, questions: {
+        key: Path(f"{key}.jsonl.gz") for key in configs if key != "dragin_q0.5"})
+    found, flat = mind_eval.reusable(dict.fromkeys(["fixed_interval", "dragin_q0.5", "random_r0.5_seed0",
+                                                    "ablation_subquery_refined"]), 20)
+    # random_r0.5_seed0 is committed, but the table lacks its firing rate: it runs again
+    assert found == {"fixed_interval": Path("fixed_interval.jsonl.gz"),
+                     "ablation_subquery_refined": Path("ablation_subquery_refined.jsonl.gz")}
+    assert flat == {"curve.fixed_interval.fires on": 1.0}
+
+
+def test_the_label_rules_table_ranks_each_rule_by_max_s(monkeypatch, tmp_path):
+    from datamodules.loaders import DataConfig
+
+    questions = tmp_path / "hotpotqa.json"  # one question in HotpotQA's own format, its one passage gold
+    questions.write_text(json.dumps([{"_id": "q1", "question": "Who founded Ostrel Brewing?", "answer": "Ana Corvel",
+                                      "supporting_facts": [["Ostrel Brewing", 0]], "context": [
+                                          ["Ostrel Brewing", ["Ostrel Brewing was founded by Ana Corvel in 1897."]]]}]))
+    signals = {"content": [1.0], "attention": [1.0], "attention_in_sentence": [1.0]}
+    sentences = [  # (max S, text, regenerated): by `change` the first and third need retrieval, by `claims` all three
+        {**signals, "entropy": [0.9], "text": "It was Tomas Reyes", "regenerated": "It was Ana Corvel"},
+        {**signals, "entropy": [0.1], "text": "It was Tomas Reyes", "regenerated": "It was Tomas Reyes"},
+        {**signals, "entropy": [0.5], "text": "It was sold in 1901", "regenerated": "It was sold in 1897"},
+        {**signals, "entropy": [0.3], "text": "It is old", "regenerated": "It is old"}]
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"question_id": "q1", "entities": [],
+                                  "sentences": [{**s, "label": 0} for s in sentences]}) + "\n")
+    monkeypatch.setattr(mind_eval, "paths", lambda attention: (traces, tmp_path / "params.json"))
+    monkeypatch.setattr(mind_eval, "TRAIN", DataConfig("hotpotqa", str(questions), None))
+    rows = mind_eval.label_rules("sentence", 1)
+    assert rows == [{"rule": "change (calibrated on)", "sentences": 4, "needing retrieval": 2, "AUROC of max S": 1.0},
+                    {"rule": "claims", "sentences": 4, "needing retrieval": 3, "AUROC of max S": pytest.approx(2 / 3)}]
