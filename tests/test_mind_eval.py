@@ -142,11 +142,27 @@ def test_a_sitting_runs_the_methods_named_and_keeps_the_committed_runs_of_the_ot
     assert written["kept"] == {"kirag_mind": Path("kirag_mind.jsonl.gz"), "kirag": Path("kirag.jsonl.gz")}
 
 
-def test_methods_advance_side_by_side_in_blocks(monkeypatch):
+def test_methods_advance_side_by_side_in_blocks(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config, until)))
-    advance(["a", "b"], 25, 10)
+    monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config.name, until)))
+    a, b = (replace(base_config(DEV, "sentence"), name=n, output_dir=str(tmp_path / n)) for n in "ab")
+    advance([a, b], 25, 10)
     assert calls == [("a", 10), ("b", 10), ("a", 20), ("b", 20), ("a", 25), ("b", 25)]
+
+
+def test_a_folder_of_another_run_stops_every_run_before_the_first(monkeypatch, tmp_path):
+    calls, checked = [], []
+    monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append(config.name))
+    monkeypatch.setattr("benchmarks.mind_eval.made_by", lambda run_file, config: checked.append(config.name) or
+                        config.name == "resumable")
+    configs = [replace(base_config(DEV, "sentence"), name=n, output_dir=str(tmp_path / n))
+               for n in ("fresh", "resumable", "other rate")]
+    for config in configs[1:]:
+        (tmp_path / config.name).mkdir()
+        (tmp_path / config.name / "run.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"other rate: holds runs of other settings or inputs; move them aside"):
+        advance(configs, 20, 10)
+    assert calls == [] and checked == ["resumable", "other rate"]  # a folder without a run is not asked about
 
 
 def test_traces_are_restored_from_the_archive_built_on_and_archived_again(tmp_path):
