@@ -141,14 +141,13 @@ def question_trace(mind: MindRAG, question: Question, passages: dict[str, Passag
     gold = gold_text(question, passages)
     steps = [step for step in run.trace if step.get("signals", {}).get("entropy")]  # not the forced answer
     regenerated = regenerations(mind, question, gold_passages, [step["sentence"] for step in steps])
-    sentences = [{"text": step["sentence"], **step["signals"], "regenerated": again,
-                  "label": int(needs_retrieval(step["sentence"], again, question.question, gold, rule))}
+    sentences = [{"text": step["sentence"], **step["signals"], "regenerated": again}
                  for step, again in zip(steps, regenerated, strict=True)]
     entities = [{"text": e.text, "entropy": e.entropy, "attention": e.attention, "source": e.source,
                  "attention_in_sentence": e.attention_in_sentence, "label": int(useful(e.text, gold, question.answers))}
                 for e in mind.entities(question.question, run.answer, run.drafts) if e.entropy]
-    return {"question_id": question.id, "closed_book_answer": final_answer(run.answer), "sentence_label": rule,
-            "sentences": sentences, "entities": entities}
+    return relabel({"question_id": question.id, "closed_book_answer": final_answer(run.answer), "sentences": sentences,
+                    "entities": entities}, question, passages, rule)
 
 
 def relabel(record: dict[str, Any], question: Question, passages: dict[str, Passage],
