@@ -246,12 +246,12 @@ def best_point(points: list[dict], call_cost: float, call_budget: float | None) 
 
 
 def reusable(configs: dict[str, EvalConfig], questions: int) -> tuple[dict[str, Path], dict]:
-    """The validation runs of `configs` that benchmarks/results/mind_validation/ holds (`committed_runs`) and
-    whose firing rate the committed table records, with that table's flat figures: those runs are read back."""
+    """The curve's runs of `configs` that benchmarks/results/mind_validation/ holds (`committed_runs`) and whose
+    firing rate the committed table records, with that table's flat figures: those runs are read back."""
     table = RESULTS / f"{VALIDATION}.json"
     flat = json.loads(table.read_text()) if table.is_file() else {}
     found = committed_runs(VALIDATION, configs, questions)
-    return {k: v for k, v in found.items() if f"curve.{k}.fires on" in flat or k.startswith("ablation_")}, flat
+    return {k: v for k, v in found.items() if f"curve.{k}.fires on" in flat}, flat
 
 
 def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], quantiles: list[float]) -> None:
@@ -287,7 +287,7 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
                                      ("sub-query", "subquery", "refined")):
             key = f"ablation_{setting}_{other}"
             config = replace(point, mind=replace(point.mind, **{setting: other}), output_dir=str(runs / key))
-            folders[key] = reusable({key: config}, args.val_questions)[0].get(key) or config.output_dir
+            folders[key] = committed_runs(VALIDATION, {key: config}, args.val_questions).get(key) or config.output_dir
             if folders[key] == config.output_dir:
                 advance([config], args.val_questions, args.block)
             summary = read_run(folders[key]).summary()

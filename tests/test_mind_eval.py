@@ -193,11 +193,9 @@ def test_a_committed_validation_run_is_reused_only_with_its_firing_rate(monkeypa
     monkeypatch.setattr(mind_eval, "RESULTS", tmp_path)
     monkeypatch.setattr(mind_eval, "committed_runs", lambda name, configs, questions: {
         key: Path(f"{key}.jsonl.gz") for key in configs if key != "dragin_q0.5"})
-    found, flat = mind_eval.reusable(dict.fromkeys(["fixed_interval", "dragin_q0.5", "random_r0.5_seed0",
-                                                    "ablation_subquery_refined"]), 20)
+    found, flat = mind_eval.reusable(dict.fromkeys(["fixed_interval", "dragin_q0.5", "random_r0.5_seed0"]), 20)
     # random_r0.5_seed0 is committed, but the table lacks its firing rate: it runs again
-    assert found == {"fixed_interval": Path("fixed_interval.jsonl.gz"),
-                     "ablation_subquery_refined": Path("ablation_subquery_refined.jsonl.gz")}
+    assert found == {"fixed_interval": Path("fixed_interval.jsonl.gz")}
     assert flat == {"curve.fixed_interval.fires on": 1.0}
 
 

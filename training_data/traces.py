@@ -169,16 +169,15 @@ def collect_traces(mind: MindRAG, questions: Sequence[Question], passages: dict[
     """
     by_id = {q.id: q for q in questions}
     with exclusive_output(output, is_folder=False) as output:
-        lines = log_records(output)
-        records = [record for _, record in lines]
-        stale = [n for n, r in enumerate(records) if r.get("sentence_label", "claims") != rule]
-        for n in stale:
-            where, record = lines[n]
-            if record["question_id"] not in by_id:
-                raise DataError(output, where, f"labelled by rule {record.get('sentence_label', 'claims')!r}, and its "
-                                f"question {record['question_id']!r} is not among the {len(questions)} traced, which "
-                                f"relabelling by {rule!r} needs")
-            records[n] = relabel(record, by_id[record["question_id"]], passages, rule)
+        records, stale = [], False
+        for where, record in log_records(output):
+            if (labelled_by := record.get("sentence_label", "claims")) != rule:
+                if record["question_id"] not in by_id:
+                    raise DataError(output, where, f"labelled by rule {labelled_by!r}, and its question "
+                                    f"{record['question_id']!r} is not among the {len(questions)} traced, which "
+                                    f"relabelling by {rule!r} needs")
+                record, stale = relabel(record, by_id[record["question_id"]], passages, rule), True
+            records.append(record)
         if stale:
             write_atomic(output, "".join(json.dumps(r) + "\n" for r in records))
         done = {r["question_id"] for r in records}
