@@ -2,7 +2,8 @@
 
     python -m benchmarks.kirag_eval --split validation   # choices, on validation questions only
     python -m benchmarks.kirag_eval --split test         # the released config, scored once on test questions
-        [--aligner runs/aligner/multi/checkpoints/best.ckpt] [--parts musique musique_own hotpotqa hotpotqa_ircot_full]
+        [--aligner runs/aligner/multi/checkpoints/best.ckpt]
+        [--parts musique musique_own musique_kag hotpotqa hotpotqa_ircot_full]
     python -m benchmarks.kirag_eval --split validation \
         --ablation runs/aligner/multi_dense_negatives/checkpoints/best.ckpt  # training ablations, on validation
 
@@ -46,6 +47,7 @@ every figure and p-value.
 The KGs (committed archives restore in seconds):
     python prepare.py kg --config configs/kg/musique_gpt35.yaml           # musique: gpt-3.5 triples
     python prepare.py kg --config configs/kg/musique_train_100.yaml       # musique_own: this project's
+    python prepare.py kg --config configs/kg/musique_kag_100.yaml         # musique_kag
     python prepare.py kg --config configs/kg/hotpotqa_train_100.yaml      # hotpotqa
     python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_500.yaml  # hotpotqa_ircot_full
 and the Aligner: `python prepare.py recipe --config configs/recipes/multi_cpu.yaml`.
@@ -96,6 +98,7 @@ RANKINGS = [RankingConfig(1.0, 0.0, 0.0)] + [
     if (t, r, x) != (1.0, 0.0, 0.0) and t + r + x > 0]
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
+MUSIQUE_KAG = DataConfig("musique", str(SHARED_DATA / "musique" / "kag_100.json"))
 HOTPOTQA = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"),
                       str(SHARED_DATA / "hotpotqa" / "hipporag_train_100_corpus.json"))
 # all 500 questions over the union of their contexts (4,858 passages)
@@ -122,6 +125,9 @@ PARTS = {
                     "MuSiQue hipporag_train_100 (1,890 passages), gpt-3.5 triples"),
     "musique_own": Part(MUSIQUE, "runs/kg/musique_train_100", "configs/kg/musique_train_100.yaml", "musique",
                         "musique", "musique", "MuSiQue hipporag_train_100, this project's triples (packaged LM)"),
+    "musique_kag": Part(MUSIQUE_KAG, "runs/kg/musique_kag_100_full", "configs/kg/musique_kag_100.yaml",
+                        "musique_kag", "musique_kag", "musique_kag",
+                        "MuSiQue kag_100 (1,839 passages, other questions than train-100's), this project's triples"),
     "hotpotqa": Part(HOTPOTQA, "runs/kg/hotpotqa_train_100", "configs/kg/hotpotqa_train_100.yaml", "hotpotqa",
                      "hotpotqa", "hotpotqa", "HotpotQA hipporag_train_100 (994 passages), this project's triples"),
     "hotpotqa_ircot_full": Part(IRCOT_ALL, "runs/kg/hotpotqa_ircot_dev_500_full",
