@@ -75,7 +75,7 @@ from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig
 from evaluation.predictions import read_predictions
 from evaluation.report import (cost_table, headline_table, markdown_table, paired_questions, significance,
                                significance_table)
-from evaluation.runner import evaluate, made_by
+from evaluation.runner import evaluate, held_by_others
 from evaluation.scores import ScoredRun, read_run
 from evaluation.stats import p_text
 from models.trigger_calibrator import TriggerCalibrator, attention_key
@@ -183,8 +183,7 @@ def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
     """Run `configs` side by side on their first `questions`, `block` questions at a time, so that a run cut
     short leaves them level (each run resumes). A folder holding another config's run (a random rate chosen
     again, say) stops it before any run starts, not when its turn comes an hour later."""
-    if stale := [c.output_dir for c in configs
-                 if (Path(c.output_dir) / "run.json").is_file() and not made_by(Path(c.output_dir) / "run.json", c)]:
+    if stale := held_by_others(configs):
         sys.exit(f"{', '.join(stale)}: hold{'s' * (len(stale) == 1)} runs of other settings or inputs; move them aside "
                  "(the committed scores under benchmarks/results/ keep what was reported) and run again")
     for until in [*range(block, questions, block), questions]:

@@ -105,6 +105,13 @@ def _check_resumable(out: Path, previous: tuple[EvalConfig, dict[str, str], int]
                          "or pass --overwrite true")
 
 
+def held_by_others(configs: list[EvalConfig]) -> list[str]:
+    """The output folders of `configs` that hold a run of another config or other inputs, which resuming
+    would refuse: a batch of runs checks them all before its first, not each when its turn comes."""
+    return [c.output_dir for c in configs
+            if (Path(c.output_dir) / "run.json").is_file() and not made_by(Path(c.output_dir) / "run.json", c)]
+
+
 def made_by(run_file: Path, config: EvalConfig, inputs: bool = True) -> bool:
     """Whether the run recorded in `run_file` (a `run.json`, or a copy committed beside its scores) was made
     by `config` over today's inputs: what resuming it would require. `inputs=False`: by `config` and its

@@ -153,7 +153,7 @@ def test_methods_advance_side_by_side_in_blocks(monkeypatch, tmp_path):
 def test_a_folder_of_another_run_stops_every_run_before_the_first(monkeypatch, tmp_path):
     calls, checked = [], []
     monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append(config.name))
-    monkeypatch.setattr("benchmarks.mind_eval.made_by", lambda run_file, config: checked.append(config.name) or
+    monkeypatch.setattr("evaluation.runner.made_by", lambda run_file, config: checked.append(config.name) or
                         config.name == "resumable")
     configs = [replace(base_config(DEV, "sentence"), name=n, output_dir=str(tmp_path / n))
                for n in ("fresh", "resumable", "other rate")]
