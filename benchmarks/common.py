@@ -91,6 +91,16 @@ def committed_runs(name: str, configs: dict, questions: int, inputs: bool = True
     return found
 
 
+def stop_if_held(configs: list) -> None:
+    """Stop before any of `configs` (EvalConfigs) runs when a folder of theirs holds a run of other settings
+    or inputs, which resuming would refuse when its turn came, perhaps an hour into the batch."""
+    from evaluation.runner import held_by_others
+
+    if stale := held_by_others(configs):
+        sys.exit(f"{', '.join(stale)}: hold{'s' * (len(stale) == 1)} runs of other settings or inputs; move them aside "
+                 "(the committed scores under benchmarks/results/ keep what was reported) and run again")
+
+
 def write_rows(path: Path, rows: list[dict]) -> None:
     """Per-question (or per-passage) rows as gzip JSON Lines, a table's figures recomputable from them; the
     same rows give the same bytes."""

@@ -65,8 +65,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 
-from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, trained_datamodule,
-                               write_results, write_rows)
+from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, stop_if_held,
+                               trained_datamodule, write_results, write_rows)
 from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
@@ -293,10 +293,14 @@ class Choices(NamedTuple):
 def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float | None = None,
             ranking: RankingConfig | None = None, constructor: dict | None = None, retriever: str = "dense"
             ) -> tuple[dict[str, ScoredRun], int]:
-    """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`checked`)."""
+    """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`checked`).
+    A folder holding another config's run stops it before the first run, and before the baselines, whose
+    folders the budget names."""
     first = configs(part, data, split, trained, ranking=ranking, retriever=retriever)["kirag trained"]
+    stop_if_held([first])
     budget = round(evaluate(first)["passages_retrieved"])
     runs = configs(part, data, split, trained, budget, weight, ranking, constructor, retriever)
+    stop_if_held(list(runs.values()))
     for key, config in runs.items():
         evaluate(config)
         print(f"{split} {part} {key}: done", flush=True)

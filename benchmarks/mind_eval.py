@@ -67,7 +67,7 @@ import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
-                               run_record, write_results)
+                               run_record, stop_if_held, write_results)
 from core.records import content_digest, log_records, split_held_out, write_atomic
 from datamodules.loaders import DataConfig
 from datamodules.trigger_traces import TriggerTraceDataModule, collate, read_traces
@@ -75,7 +75,7 @@ from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, MindConfig
 from evaluation.predictions import read_predictions
 from evaluation.report import (cost_table, headline_table, markdown_table, paired_questions, significance,
                                significance_table)
-from evaluation.runner import evaluate, held_by_others
+from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run
 from evaluation.stats import p_text
 from models.trigger_calibrator import TriggerCalibrator, attention_key
@@ -183,9 +183,7 @@ def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
     """Run `configs` side by side on their first `questions`, `block` questions at a time, so that a run cut
     short leaves them level (each run resumes). A folder holding another config's run (a random rate chosen
     again, say) stops it before any run starts, not when its turn comes an hour later."""
-    if stale := held_by_others(configs):
-        sys.exit(f"{', '.join(stale)}: hold{'s' * (len(stale) == 1)} runs of other settings or inputs; move them aside "
-                 "(the committed scores under benchmarks/results/ keep what was reported) and run again")
+    stop_if_held(configs)
     for until in [*range(block, questions, block), questions]:
         for config in configs:
             evaluate(config, until)

@@ -2,8 +2,10 @@
 and tables that its committed per-question scores reproduce."""
 
 import json
+import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -96,6 +98,20 @@ def test_a_later_parts_missing_kg_stops_the_test_before_any_part_runs(demo_part,
     assert ran == []
     monkeypatch.setitem(kirag_eval.PARTS, "later", kirag_eval.PARTS["demo"])  # its KG there too: both pass
     assert list(kirag_eval.checked(["demo", "later"], aligner_data({"other": ["x"]}), "test", 100)) == ["demo", "later"]
+
+
+@pytest.mark.parametrize("held", ["kirag trained", "hybrid"])
+def test_a_folder_of_another_run_stops_the_part_before_that_run_and_every_later_one(demo_part, monkeypatch, held):
+    ran = []
+    monkeypatch.setattr(kirag_eval, "evaluate", lambda config: ran.append(config.name) or {"passages_retrieved": 15})
+    folder = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.5)[held].output_dir
+    monkeypatch.setattr("evaluation.runner.made_by", lambda run_file, config: config.output_dir != folder)
+    for config in kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.5).values():
+        Path(config.output_dir).mkdir(parents=True)
+        (Path(config.output_dir) / "run.json").write_text("{}")
+    with pytest.raises(SystemExit, match=rf"^{re.escape(folder)}: holds runs of other settings or inputs"):
+        kirag_eval.run_all(demo_part, DataConfig(), "test", "a.ckpt", weight=0.5)
+    assert ran == ([] if held == "kirag trained" else ["kirag aligner-only, trained"])  # the budget's run alone
 
 
 def test_every_baseline_gets_kirags_budget_and_the_reader_but_rag_at_budget(demo_part):
