@@ -27,9 +27,11 @@ contexts (never evaluated on; no MIND setting was made on them). The sweep, the 
 - `fixed_interval`: every sentence.
 Each of mind calibrated, mind hand-set and dragin keeps its point of the highest objective: F1 minus
 `--call_cost` per retrieval call a question, or the highest F1 within `--call_budget` calls. At the
-calibrated point, the two faithful-signal options are ablations, each kept when its objective is higher:
-the entity confidence read from the reasoning's tokens (or the extraction output's), and MIND's refined
-sub-query (or the question plus entities). The choices go to `mind_validation.json`, every run's
+calibrated point, the options of `ABLATIONS` are ablations, each kept when its objective is higher:
+the entity confidence read from the reasoning's tokens (or the extraction output's), MIND's refined
+sub-query (or the question plus entities), and the entities kept by the calibrated threshold (or the
+top 2, so that a triggered search has entities). The random rows run with the calibrated parameters'
+entity filter, as on test. The choices go to `mind_validation.json`, every run's
 per-question scores to `benchmarks/results/mind_validation/`.
 
 `--split test`: the first `--questions` questions of ircot_dev_500, refused without choices for the
@@ -96,6 +98,9 @@ RATES = (0.25, 0.5, 0.75)
 SEEDS = (0, 1, 2)
 CHOSEN = ("mind calibrated", "mind hand-set", "dragin")  # the families whose point is chosen on validation
 METHODS = ("dragin", "mind_hand_set", "mind_calibrated", "random", "kirag_mind", "kirag")
+# At the calibrated point, each option tried against the chosen setting: (name, MindSettings field, the other value)
+ABLATIONS = (("entity signals", "entity_signals", "extraction"), ("sub-query", "subquery", "refined"),
+             ("entity selection", "entity_selection", "top"))
 
 
 def paths(attention: str) -> tuple[Path, Path]:
@@ -211,9 +216,9 @@ def sweep_configs(base: EvalConfig, params: Path | None, quantiles: list[float]
     for q, theta in zip(QUANTILES, quantiles, strict=True):
         points[f"dragin_q{q:g}"] = ("dragin", theta, replace(base, method="dragin",
                                                               mind=replace(base.mind, fixed_threshold=theta)))
-    for rate in RATES:
+    for rate in RATES:  # the calibrated entity filter, as on test: beside calibrated MIND only the trigger differs
         for seed in SEEDS:
-            mind = replace(base.mind, random_rate=rate, seed=seed)
+            mind = replace(base.mind, random_rate=rate, seed=seed, params=str(params) if params else None)
             points[f"random_r{rate:g}_seed{seed}"] = ("random", rate, replace(base, method="random_trigger", mind=mind))
     return points
 
@@ -277,11 +282,10 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
     if "mind calibrated" in chosen:
         point, kept = points[chosen["mind calibrated"]["run"]][2], chosen["mind calibrated"]
         ours = objective(kept["f1"], kept["retrieval_calls"], args.call_cost, args.call_budget)
-        ablations.append({"setting": f"the chosen point ({point.mind.entity_signals}, {point.mind.subquery})",
+        ablations.append({"setting": f"the chosen point ({', '.join(getattr(point.mind, a[1]) for a in ABLATIONS)})",
                           "f1": kept["f1"], "retrieval_calls": kept["retrieval_calls"], "objective": ours, "kept": ""})
         options = {}
-        for name, setting, other in (("entity signals", "entity_signals", "extraction"),
-                                     ("sub-query", "subquery", "refined")):
+        for name, setting, other in ABLATIONS:
             key = f"ablation_{setting}_{other}"
             config = replace(point, mind=replace(point.mind, **{setting: other}), output_dir=str(runs / key))
             folders[key] = committed_runs(VALIDATION, {key: config}, args.val_questions).get(key) or config.output_dir
@@ -393,9 +397,9 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
                                         name=f"mind hand-set, θ x{s:g}")
     if "choice.mind calibrated.value" in flat:
         s = flat["choice.mind calibrated.value"]
-        calibrated = replace(base.mind, params=str(params), threshold_scale=s,
-                             entity_signals=flat["choice.mind calibrated.entity_signals"],
-                             subquery=flat["choice.mind calibrated.subquery"])
+        options = {setting: flat.get(f"choice.mind calibrated.{setting}", getattr(base.mind, setting))
+                   for _, setting, _ in ABLATIONS}  # an option validation did not try keeps its default
+        calibrated = replace(base.mind, params=str(params), threshold_scale=s, **options)
         if "mind_calibrated" in args.methods:
             runs["mind_calibrated"] = replace(base, method="mind", mind=calibrated, name=f"mind calibrated, θ x{s:g}")
         if "random" in args.methods:  # the trigger alone differs: the calibrated point's entities and sub-query

@@ -66,8 +66,9 @@ Trigger = Literal["never", "always", "random", "fixed", "dynamic"]
 EntityFilter = Literal["none", "cot", "confidence", "cot+confidence"]
 EntitySignals = Literal["reasoning", "extraction"]
 SubQuery = Literal["entities", "refined"]
+EntitySelection = Literal["threshold", "top"]
 TRIGGERS, FILTERS = get_args(Trigger), get_args(EntityFilter)
-ENTITY_SIGNALS, SUBQUERIES = get_args(EntitySignals), get_args(SubQuery)
+ENTITY_SIGNALS, SUBQUERIES, SELECTIONS = get_args(EntitySignals), get_args(SubQuery), get_args(EntitySelection)
 Facts = list[tuple[str, str]]  # (fact text, source id)
 
 COT_DEMOS = [
@@ -208,7 +209,11 @@ class MindSettings:
     entity_filter: EntityFilter = "cot+confidence"
     """which entities of a triggered sentence make the sub-query"""
     top_entities: int = 2
-    """kept by the confidence filter when `params` set no threshold"""
+    """kept by the confidence filter when `params` set no threshold, or with `entity_selection: top`"""
+    entity_selection: EntitySelection = "threshold"
+    """what the confidence filter keeps: `threshold`, the entities at or above the calibrated threshold of
+    `params` (the paper's rule; the top `top_entities` when `params` set none); `top`, always the top
+    `top_entities` (a triggered retrieval then searches with entities, not the sentence, whenever any is left)"""
     entity_signals: EntitySignals = "reasoning"
     """where an entity's confidence reads its tokens' signals: `reasoning`, its latest mention in the
     sentences generated with signals (the paper's Eq. 4), else the extraction output; `extraction`: always
@@ -233,7 +238,8 @@ class MindSettings:
             raise ConfigError("entity_filter", f"must be one of {', '.join(FILTERS)}, got {self.entity_filter!r}")
         if self.attention not in ATTENTION_KINDS:
             raise ConfigError("attention", f"must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
-        for name, allowed in (("entity_signals", ENTITY_SIGNALS), ("subquery", SUBQUERIES)):
+        for name, allowed in (("entity_signals", ENTITY_SIGNALS), ("subquery", SUBQUERIES),
+                              ("entity_selection", SELECTIONS)):
             if getattr(self, name) not in allowed:
                 raise ConfigError(name, f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if not 0 <= self.random_rate <= 1:
@@ -409,7 +415,7 @@ class MindRAG(Method):
             entities = [e for i, e in enumerate(entities, start=1) if i in chosen]
         if self.settings.entity_filter in ("confidence", "cot+confidence"):
             ranked = sorted(entities, key=lambda e: -e.confidence)
-            if self.params.threshold is not None:
+            if self.params.threshold is not None and self.settings.entity_selection == "threshold":
                 entities = [e for e in ranked if e.confidence >= self.params.threshold]
             else:
                 entities = ranked[: self.settings.top_entities]

@@ -14,6 +14,7 @@ from benchmarks import mind_eval
 from benchmarks.mind_eval import (DEV, METHODS, QUANTILES, RATES, SCALES, SEEDS, advance, against_fixed_interval,
                                   base_config, best_point, firing_rate, objective, seed_mean, sweep_configs)
 from evaluation.scores import ScoredRun
+from inference.mind import MindSettings
 
 
 def row(method, f1, calls, recall, diff=None, p=None, verdict=None):
@@ -84,9 +85,17 @@ def test_the_sweep_holds_every_point_of_every_trigger_with_labels_apart(tmp_path
     assert len({c.label() for c in configs}) == len(configs)  # every point named apart in tables
     assert all(c.reader.enabled and c.retriever == "bm25" and c.mind.retrieve_k == 3 for c in configs)
     assert [v for f, v, _ in points.values() if f == "dragin"] == quantiles
-    assert {c.mind.params for f, _, c in points.values() if f == "mind calibrated"} == {str(tmp_path / "trigger.json")}
+    # random triggering filters entities as calibrated MIND does: beside it, only the trigger differs
+    assert {c.mind.params for f, _, c in points.values() if f in ("mind calibrated", "random")} == {
+        str(tmp_path / "trigger.json")}
     without = sweep_configs(base, None, quantiles)  # refused calibration: no calibrated point
     assert "mind calibrated" not in [family for family, _, _ in without.values()]
+    assert {c.mind.params for f, _, c in without.values() if f == "random"} == {None}
+
+
+def test_each_ablation_names_a_setting_and_a_value_other_than_its_default():
+    for _, setting, other in mind_eval.ABLATIONS:
+        assert getattr(replace(MindSettings(), **{setting: other}), setting) != getattr(MindSettings(), setting)
 
 
 def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_runs_alone():
@@ -113,6 +122,9 @@ def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_run
     assert list(only) == ["fixed_interval", "kirag"]
     some = mind_eval.test_run_configs(argparse.Namespace(**{**vars(args), "seeds": [1]}), flat)
     assert [k for k in some if k.startswith("random")] == ["random_seed1"]
+    assert runs["mind_calibrated"].mind.entity_selection == "threshold"  # chosen before the ablation: its default
+    top = mind_eval.test_run_configs(args, {**flat, "choice.mind calibrated.entity_selection": "top"})
+    assert {top[k].mind.entity_selection for k in ("mind_calibrated", "random_seed0", "kirag_mind")} == {"top"}
 
 
 def test_a_sitting_runs_the_methods_named_and_keeps_the_committed_runs_of_the_others(monkeypatch):

@@ -42,19 +42,23 @@ class ScriptedLM:
 ENTITIES = [Entity("Ana Corvel", 0.9), Entity("Drusk", 0.4), Entity("Lake Ammer", 0.7)]
 
 
-@pytest.mark.parametrize("name, reply, params, expected", [
-    ("none", "", MindParams(), ["Ana Corvel", "Drusk", "Lake Ammer"]),
-    ("cot", "2, 3", MindParams(), ["Drusk", "Lake Ammer"]),
-    ("cot", "none of them", MindParams(), []),
-    ("confidence", "", MindParams(), ["Ana Corvel", "Lake Ammer"]),  # top 2
-    ("confidence", "", MindParams(threshold=0.5), ["Ana Corvel", "Lake Ammer"]),
-    ("confidence", "", MindParams(threshold=0.8), ["Ana Corvel"]),
-    ("cot+confidence", "2, 3", MindParams(), ["Lake Ammer", "Drusk"]),  # CoT first, then ranked
-    ("cot+confidence", "2, 3", MindParams(threshold=0.5), ["Lake Ammer"]),
+@pytest.mark.parametrize("name, reply, params, expected, selection", [
+    ("none", "", MindParams(), ["Ana Corvel", "Drusk", "Lake Ammer"], "threshold"),
+    ("cot", "2, 3", MindParams(), ["Drusk", "Lake Ammer"], "threshold"),
+    ("cot", "none of them", MindParams(), [], "threshold"),
+    ("confidence", "", MindParams(), ["Ana Corvel", "Lake Ammer"], "threshold"),  # top 2
+    ("confidence", "", MindParams(threshold=0.5), ["Ana Corvel", "Lake Ammer"], "threshold"),
+    ("confidence", "", MindParams(threshold=0.8), ["Ana Corvel"], "threshold"),
+    ("cot+confidence", "2, 3", MindParams(), ["Lake Ammer", "Drusk"], "threshold"),  # CoT first, then ranked
+    ("cot+confidence", "2, 3", MindParams(threshold=0.5), ["Lake Ammer"], "threshold"),
+    ("confidence", "", MindParams(threshold=0.95), ["Ana Corvel", "Lake Ammer"], "top"),  # the threshold unread
+    ("cot+confidence", "2, 3", MindParams(threshold=0.95), ["Lake Ammer", "Drusk"], "top"),
+    ("cot+confidence", "2, 3", MindParams(threshold=0.95), [], "threshold"),
 ])
-def test_filters(name, reply, params, expected):
+def test_filters(name, reply, params, expected, selection):
     lm = ScriptedLM(reply)
-    mind = MindRAG(lm, search=None, params=params, settings=MindSettings(entity_filter=name, top_entities=2))
+    mind = MindRAG(lm, search=None, params=params,
+                   settings=MindSettings(entity_filter=name, top_entities=2, entity_selection=selection))
     state = MindRun(Question("q", "Where was the founder of Ostrel Brewing born?"), Memory())
     assert [e.text for e in mind._filter(state, list(ENTITIES))] == expected
     assert lm.calls == state.llm_calls == ("cot" in name)
@@ -113,6 +117,8 @@ def test_bad_settings_are_refused():
         MindSettings(entity_signals="prompt")
     with pytest.raises(ValueError, match="subquery must be one of entities, refined"):
         MindSettings(subquery="rewritten")
+    with pytest.raises(ValueError, match="entity_selection must be one of threshold, top"):
+        MindSettings(entity_selection="all")
     for rate in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="random_rate must be in"):
             MindSettings(random_rate=rate)
