@@ -282,7 +282,8 @@ def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], 
     if "mind calibrated" in chosen:
         point, kept = points[chosen["mind calibrated"]["run"]][2], chosen["mind calibrated"]
         ours = objective(kept["f1"], kept["retrieval_calls"], args.call_cost, args.call_budget)
-        ablations.append({"setting": f"the chosen point ({', '.join(getattr(point.mind, a[1]) for a in ABLATIONS)})",
+        settings = ", ".join(getattr(point.mind, setting) for _, setting, _ in ABLATIONS)
+        ablations.append({"setting": f"the chosen point ({settings})",
                           "f1": kept["f1"], "retrieval_calls": kept["retrieval_calls"], "objective": ours, "kept": ""})
         options = {}
         for name, setting, other in ABLATIONS:
