@@ -39,7 +39,8 @@ same calibrated parameters. Fixed interval, the chosen points, `random_trigger` 
 point's firing rate on validation, with the calibrated point's entities and sub-query so that only the
 trigger differs (each of `--seeds`: the paired test reads the mean over seeds per question, and each seed
 apart), and `kirag+mind` (the calibrated point, KiRAG's Aligner-only loop with
-`--aligner`, over the committed triples of these questions' contexts:
+`--aligner` and the retriever and ranking `benchmarks.kirag_eval` chose for it on validation, over the
+committed triples of these questions' contexts:
 `python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml`), beside `kirag`, that loop once
 from the question with no trigger, over the same triples and reader. Paired sign-flip tests, Holm
 within the family; per-question scores in `benchmarks/results/mind_eval/`.
@@ -68,6 +69,7 @@ from matplotlib.figure import Figure
 import torch
 from torchmetrics.classification import BinaryAUROC, BinaryF1Score
 
+from benchmarks import kirag_eval
 from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
                                run_record, stop_if_held, write_results)
 from core.records import content_digest, log_records, split_held_out, write_atomic
@@ -383,8 +385,18 @@ def choices(attention: str) -> dict:
     return flat
 
 
+def kirag_choices(aligner: Path) -> dict:
+    """KiRAG's own choices for this Aligner, made on its validation questions (`kirag_validation.json`): the
+    retriever and passage ranking of the kirag runs. None without the Aligner, whose runs are then not made."""
+    if not aligner.is_file():
+        return {}
+    chosen = kirag_eval.choices(kirag_eval.trained_aligner(aligner, kirag_eval.RUNS)[2])
+    return {"kirag.retriever": chosen.retriever, "kirag.ranking": chosen.ranking}
+
+
 def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConfig]:
-    """The test runs, in table order (fixed interval first: the paired tests' baseline)."""
+    """The test runs, in table order (fixed interval first: the paired tests' baseline). The kirag runs take
+    KiRAG's own choices when `flat` holds them (`kirag_choices`)."""
     _, params = paths(args.attention)
     base = base_config(replace(DEV, limit=args.questions), args.attention)
     runs = {"fixed_interval": replace(base, method="fixed_interval", name="fixed interval (every sentence)")}
@@ -396,6 +408,9 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
         s = flat["choice.mind hand-set.value"]
         runs["mind_hand_set"] = replace(base, method="mind", mind=replace(base.mind, threshold_scale=s),
                                         name=f"mind hand-set, θ x{s:g}")
+    kirag = replace(base, aligner=AlignerConfig(name=str(args.aligner)),
+                    retriever=flat.get("kirag.retriever", base.retriever),
+                    kirag=replace(base.kirag, ranking=flat.get("kirag.ranking", base.kirag.ranking)))
     if "choice.mind calibrated.value" in flat:
         s = flat["choice.mind calibrated.value"]
         options = {setting: flat.get(f"choice.mind calibrated.{setting}", getattr(base.mind, setting))
@@ -410,11 +425,9 @@ def test_run_configs(args: argparse.Namespace, flat: dict) -> dict[str, EvalConf
                                                      mind=replace(calibrated, random_rate=rate, seed=seed),
                                                      name=f"random trigger at {rate:.0%}, seed {seed}")
         if "kirag_mind" in args.methods:
-            runs["kirag_mind"] = replace(base, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated",
-                                         aligner=AlignerConfig(name=str(args.aligner)))
+            runs["kirag_mind"] = replace(kirag, method="kirag+mind", mind=calibrated, name="kirag+mind calibrated")
     if "kirag" in args.methods:
-        runs["kirag"] = replace(base, method="kirag", name="kirag aligner-only (no trigger)",
-                                aligner=AlignerConfig(name=str(args.aligner)))
+        runs["kirag"] = replace(kirag, method="kirag", name="kirag aligner-only (no trigger)")
     for key, config in runs.items():
         config.output_dir = str(RUNS / "test" / f"{args.attention}-q{args.questions}" / key)
     return runs
@@ -432,12 +445,12 @@ def seed_mean(runs: list[ScoredRun], label: str) -> ScoredRun:
 
 
 def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
-    flat = choices(args.attention)
     kirag = {"kirag_mind", "kirag"} & set(args.methods)
     if kirag and not KG.is_dir():
         sys.exit(f"{KG} is missing: python prepare.py kg --config configs/kg/hotpotqa_ircot_dev_100.yaml")
     if kirag and not args.aligner.is_file():
         sys.exit(f"{args.aligner} is missing: python prepare.py recipe --config configs/recipes/multi_cpu.yaml")
+    flat = choices(args.attention) | kirag_choices(args.aligner)  # committed kirag runs are matched with them too
     configs = test_run_configs(args, flat)
     committed = committed_runs("mind_eval", configs, args.questions)
     if committed:
@@ -481,12 +494,18 @@ def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str,
     made_from = "; ".join(f"{runs[key].method} ({recorded_inputs(source)})" for key, source in kept.items())
     kept_text = (" Read back as committed, not rerun (their methods not named this time), from the inputs their "
                  f"`run.json` records: {made_from}.") if kept else ""
+    kirag_text = ""
+    if "kirag.ranking" in flat and {"kirag", "kirag_mind"} & runs.keys():
+        kirag_text = (f" KiRAG's runs with the choices made on its own validation questions ({kirag_eval.VALIDATION}"
+                      f".md): the {flat['kirag.retriever']} retriever, passages ranked by w_t/w_r/w_x "
+                      f"{kirag_eval.ranking_name(flat['kirag.ranking'])}.")
     markdown = (
         "# MIND: when to retrieve (test questions)\n\n"
         f"Split: HotpotQA ircot_dev_500, first {done} questions over their own contexts, scored once; every "
         f"operating point chosen on validation ({VALIDATION}.md: {flat['rule']}). BM25, 3 passages per retrieval; "
         f"{args.attention} attention; every answer from the reader on the method's top 3 passages (packaged "
-        f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}.{kept_text}\n\n"
+        f"Qwen2.5-Coder-0.5B-Instruct). EM, F1 and recall in %, 95% BCa intervals. Machine: {machine()}."
+        f"{kirag_text}{kept_text}\n\n"
         + headline_table(labelled) + "\n### Cost\n\n" + cost_table(labelled)
         + "\n### Paired tests\n\nSign-flip tests on the same questions, differences in points, p adjusted by Holm "
         f"over the {len(tests)} comparisons."

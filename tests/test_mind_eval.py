@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks import mind_eval
+from benchmarks.kirag_eval import Choices
 from benchmarks.mind_eval import (DEV, METHODS, QUANTILES, RATES, SCALES, SEEDS, advance, against_fixed_interval,
                                   base_config, best_point, firing_rate, objective, seed_mean, sweep_configs)
 from evaluation.scores import ScoredRun
+from inference.kirag_ranking import RankingConfig
 from inference.mind import MindSettings
 
 
@@ -125,6 +127,22 @@ def test_the_test_runs_put_fixed_interval_first_and_the_aligner_on_the_kirag_run
     assert runs["mind_calibrated"].mind.entity_selection == "threshold"  # chosen before the ablation: its default
     top = mind_eval.test_run_configs(args, {**flat, "choice.mind calibrated.entity_selection": "top"})
     assert {top[k].mind.entity_selection for k in ("mind_calibrated", "random_seed0", "kirag_mind")} == {"top"}
+
+
+def test_the_kirag_runs_take_kirags_own_validation_choices_and_the_others_keep_bm25(monkeypatch, tmp_path):
+    flat = {"choice.mind calibrated.value": 1.0, "choice.mind calibrated.fires on": 0.34}
+    args = argparse.Namespace(attention="sentence", questions=100, methods=list(METHODS), aligner=tmp_path / "a.ckpt",
+                              seeds=[0])
+    assert mind_eval.kirag_choices(args.aligner) == {}  # no Aligner: nothing to look up
+    args.aligner.write_bytes(b"a checkpoint")
+    ranking = RankingConfig(triple_weight=1.0, retrieval_weight=1.0)
+    monkeypatch.setattr(mind_eval.kirag_eval, "choices",
+                        lambda shown: Choices(0.5, "hybrid", ranking, {}) if "a.ckpt" in shown else None)
+    runs = mind_eval.test_run_configs(args, flat | mind_eval.kirag_choices(args.aligner))
+    assert {k: (c.retriever, c.kirag.ranking) for k, c in runs.items() if k.startswith("kirag")} == {
+        "kirag_mind": ("hybrid", ranking), "kirag": ("hybrid", ranking)}
+    assert {c.retriever for k, c in runs.items() if not k.startswith("kirag")} == {"bm25"}
+    assert all(c.kirag.ranking == RankingConfig() for k, c in runs.items() if not k.startswith("kirag"))
 
 
 def test_a_sitting_runs_the_methods_named_and_keeps_the_committed_runs_of_the_others(monkeypatch):
