@@ -517,14 +517,15 @@ def constructor_text(options: dict) -> str:
 
 def choices(aligner: str) -> Choices:
     """The choices made on validation for this checkpoint; refused when absent or for another."""
+    rerun = "run `python -m benchmarks.kirag_eval --split validation`"
     try:
         made = json.loads((RESULTS / f"{VALIDATION}.json").read_text())
     except FileNotFoundError:
-        sys.exit(f"{RESULTS / VALIDATION}.json is missing: run --split validation first")
+        sys.exit(f"{RESULTS / VALIDATION}.json is missing: {rerun} first")
     if made["aligner"] != aligner:
-        sys.exit(f"the validation choices were made for {made['aligner']}, not {aligner}: run --split validation")
+        sys.exit(f"KiRAG's validation choices were made for {made['aligner']}, not {aligner}: {rerun}")
     if not {"choice.kirag.retriever", "choice.ranking.triple_weight", "choice.constructor.variant"} <= made.keys():
-        sys.exit("the validation choices hold no retriever, ranking or Constructor for KiRAG: run --split validation")
+        sys.exit(f"KiRAG's validation choices hold no retriever, ranking or Constructor: {rerun}")
     ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES))
     return Choices(made["choice.rerank.weight"], made["choice.kirag.retriever"], ranking,
                    CONSTRUCTORS[made["choice.constructor.variant"]])

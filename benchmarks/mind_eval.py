@@ -387,7 +387,8 @@ def choices(attention: str) -> dict:
 
 def kirag_choices(aligner: Path) -> dict:
     """KiRAG's own choices for this Aligner, made on its validation questions (`kirag_validation.json`): the
-    retriever and passage ranking of the kirag runs. None without the Aligner, whose runs are then not made."""
+    retriever and passage ranking of the kirag runs; empty without the Aligner (its runs cannot be made), and
+    refused when they were made for another checkpoint."""
     if not aligner.is_file():
         return {}
     chosen = kirag_eval.choices(kirag_eval.trained_aligner(aligner, kirag_eval.RUNS)[2])

@@ -173,11 +173,11 @@ def test_runs_that_do_not_read_the_kg_are_shared_by_parts_of_the_same_questions(
 
 def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint(monkeypatch, tmp_path):
     monkeypatch.setattr(kirag_eval, "RESULTS", tmp_path)
-    with pytest.raises(SystemExit, match="run --split validation first"):
+    with pytest.raises(SystemExit, match="run `python -m benchmarks.kirag_eval --split validation` first"):
         kirag_eval.choices("`a` (1)")
     made = {"aligner": "`a` (1)", "choice.rerank.weight": 0.75}
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
-    with pytest.raises(SystemExit, match="hold no retriever, ranking or Constructor for KiRAG"):
+    with pytest.raises(SystemExit, match="KiRAG.s validation choices hold no retriever, ranking or Constructor"):
         kirag_eval.choices("`a` (1)")
     made |= {"choice.ranking.triple_weight": 1.0, "choice.ranking.retrieval_weight": 0.5,
              "choice.ranking.text_weight": 0.0, "choice.constructor.variant": "constructor top 5"}
