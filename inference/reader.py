@@ -132,6 +132,11 @@ class ReadingMethod(Method):
     def __init__(self, method: Method, reader: Reader, passages: dict[str, Passage]) -> None:
         self.method, self.reader, self.passages = method, reader, passages
 
+    @property
+    def batched(self) -> bool:
+        """As the method it reads for: an unbatched one's questions (MIND's) are still saved one at a time."""
+        return self.method.batched
+
     def predict(self, questions: list[Question]) -> list[Prediction]:
         predictions = self.method.predict(questions)
         start = time.perf_counter()

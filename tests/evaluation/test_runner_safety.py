@@ -9,9 +9,13 @@ import pytest
 from conftest import save_tiny
 
 from core.records import exclusive_output
+from core.types import Passage, Question
 from evaluate import main
 from evaluation.config import parse_config
 from evaluation.factory import build_method
+from evaluation.runner import _steps
+from inference.methods import Method, Prediction
+from inference.reader import Reader, ReaderSettings, ReadingMethod
 from kg.extraction import extraction_notice
 from kg.store import KGStore
 
@@ -289,3 +293,21 @@ def test_an_empty_duplicated_or_non_finite_yaml_config_is_refused_naming_it(tmp_
     config.write_text(text)
     assert main(["--config", str(config), "--output_dir", str(tmp_path / "run")]) == 2
     assert message in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_the_reader_keeps_its_methods_batching_so_mind_runs_save_question_by_question(tiny_lm, batched):
+    """A method answered one question at a time (MIND) is saved after each even behind the reader; a batched
+    one is read and saved a batch at a time."""
+    class Ranked(Method):
+        def predict(self, questions):
+            return [Prediction(q.id, [("p1", 1.0)]) for q in questions]
+
+    inner = Ranked()
+    inner.batched = batched
+    method = ReadingMethod(inner, Reader(tiny_lm, ReaderSettings(top_k=1, max_new_tokens=4)),
+                           {"p1": Passage("p1", "Title", "text")})
+    questions = [Question(f"q{i}", "Where?") for i in range(3)]
+    steps = [[q.id for q in batch] for batch, _ in _steps(method, questions, batch_size=32)]
+    assert method.batched == batched
+    assert steps == ([["q0", "q1", "q2"]] if batched else [["q0"], ["q1"], ["q2"]])
