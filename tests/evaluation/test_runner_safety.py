@@ -9,13 +9,11 @@ import pytest
 from conftest import save_tiny
 
 from core.records import exclusive_output
-from core.types import Passage, Question
 from evaluate import main
 from evaluation.config import parse_config
 from evaluation.factory import build_method
 from evaluation.runner import _steps
-from inference.methods import Method, Prediction
-from inference.reader import Reader, ReaderSettings, ReadingMethod
+from inference.reader import ReadingMethod
 from kg.extraction import extraction_notice
 from kg.store import KGStore
 
@@ -295,19 +293,15 @@ def test_an_empty_duplicated_or_non_finite_yaml_config_is_refused_naming_it(tmp_
     assert message in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("batched", [True, False])
-def test_the_reader_keeps_its_methods_batching_so_mind_runs_save_question_by_question(tiny_lm, batched):
-    """A method answered one question at a time (MIND) is saved after each even behind the reader; a batched
-    one is read and saved a batch at a time."""
-    class Ranked(Method):
-        def predict(self, questions):
-            return [Prediction(q.id, [("p1", 1.0)]) for q in questions]
-
-    inner = Ranked()
-    inner.batched = batched
-    method = ReadingMethod(inner, Reader(tiny_lm, ReaderSettings(top_k=1, max_new_tokens=4)),
-                           {"p1": Passage("p1", "Title", "text")})
-    questions = [Question(f"q{i}", "Where?") for i in range(3)]
-    steps = [[q.id for q in batch] for batch, _ in _steps(method, questions, batch_size=32)]
-    assert method.batched == batched
-    assert steps == ([["q0", "q1", "q2"]] if batched else [["q0"], ["q1"], ["q2"]])
+@pytest.mark.parametrize(("method", "batched"), [("mind", False), ("rag", True)])
+def test_behind_the_reader_mind_is_still_saved_question_by_question(tmp_path, make_tiny_lm, method, batched):
+    """The runner saves a step at a time: behind the reader, MIND (unbatched) is still saved after each question,
+    a batched method a batch at a time."""
+    config = parse_config(BM25 + index(tmp_path) + ["--method", method, "--reader.enabled", "true", "--lm.name",
+                                                    tiny_lm_folder(make_tiny_lm, tmp_path / "lm", 2048)])
+    benchmark = config.data.load()
+    built = build_method(config, benchmark)
+    steps = [[q.id for q in batch] for batch, _ in _steps(built, benchmark.questions[:2], batch_size=32)]
+    ids = [q.id for q in benchmark.questions[:2]]
+    assert isinstance(built, ReadingMethod)
+    assert steps == ([ids] if batched else [[i] for i in ids])
