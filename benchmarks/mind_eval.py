@@ -49,7 +49,8 @@ Every run resumes: predictions are appended as they are made, and the methods ad
 `--block` questions, so a run cut short leaves them level. One process: llama.cpp uses every core.
 A test run that `benchmarks/results/mind_eval/` already holds (its committed `run.json` shows the same config
 over the same inputs, and its scores cover every question) is read from there, not run again: the test
-can be finished over several sittings, each committing what it finished. A committed run of a method not
+can be finished over several sittings, each committing what it finished. The test tables are rewritten
+as each run ends, from the runs that answered every question. A committed run of a method not
 named in `--methods` stays in the table as it was made, when its config is today's for that method: its
 inputs are not checked (kirag rows made with an Aligner this checkout no longer holds, say), and the table
 names the digests its `run.json` records.
@@ -186,14 +187,17 @@ def trigger_report(attention: str, learned: MindParams) -> tuple[list[dict], lis
     return rows, quantiles
 
 
-def advance(configs: list[EvalConfig], questions: int, block: int) -> None:
+def advance(configs: list[EvalConfig], questions: int, block: int, finished=lambda config: None) -> None:
     """Run `configs` side by side on their first `questions`, `block` questions at a time, so that a run cut
-    short leaves them level (each run resumes). A folder holding another config's run (a random rate chosen
-    again, say) stops it before any run starts, not when its turn comes an hour later."""
+    short leaves them level (each run resumes); `finished(config)` follows each run's last question. A folder
+    holding another config's run (a random rate chosen again, say) stops it before any run starts, not when its
+    turn comes an hour later."""
     stop_if_held(configs)
     for until in [*range(block, questions, block), questions]:
         for config in configs:
             evaluate(config, until)
+            if until == questions:
+                finished(config)
 
 
 # -- the configs -----------------------------------------------------------------------------------
@@ -461,10 +465,21 @@ def score_test(args: argparse.Namespace, triggers: list[dict]) -> None:
                           inputs=False)
     if kept:
         print("committed runs kept as they were made (their methods not named):", ", ".join(kept))
-    advance([c for key, c in configs.items() if key not in committed], args.questions, args.block)
-    sources = {key: kept.get(key) or committed.get(key) or configs[key].output_dir
-               for key in every if key in configs or key in kept}
-    write_test(args, flat, sources, kept, triggers)
+    whole = dict(committed)  # key -> scores of a run that answered every question
+
+    def tables(config: EvalConfig | None = None) -> None:
+        """The tables of the whole runs so far, rewritten as each run ends: a sitting stopped midway keeps them."""
+        if config is not None:
+            whole[next(key for key, c in configs.items() if c is config)] = config.output_dir
+        sources = {key: kept.get(key) or whole[key] for key in every if key in whole or key in kept}
+        if "fixed_interval" in sources:  # every paired test's baseline
+            write_test(args, flat, sources, kept, triggers)
+
+    pending = [c for key, c in configs.items() if key not in committed]
+    if pending:
+        advance(pending, args.questions, args.block, finished=tables)
+    else:
+        tables()
 
 
 def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str, Path], triggers: list[dict]) -> None:

@@ -157,27 +157,53 @@ def test_a_sitting_runs_the_methods_named_and_keeps_the_committed_runs_of_the_ot
         found = {"mind_calibrated", "kirag_mind", "kirag"} & set(configs)  # random_seed0 is not committed yet
         return {key: Path(f"{key}.jsonl.gz") for key in found}
 
-    ran, written = [], {}
+    ran, written = [], []
+
+    def advance(configs, questions, block, finished):
+        for config in configs:
+            ran.append(config)
+            finished(config)
+
     monkeypatch.setattr(mind_eval, "choices", lambda attention: flat)
     monkeypatch.setattr(mind_eval, "committed_runs", committed)
-    monkeypatch.setattr(mind_eval, "advance", lambda configs, questions, block: ran.extend(configs))
-    monkeypatch.setattr(mind_eval, "write_test", lambda args, flat, sources, kept, triggers: written.update(
-        sources=sources, kept=kept))
+    monkeypatch.setattr(mind_eval, "advance", advance)
+    monkeypatch.setattr(mind_eval, "write_test", lambda args, flat, sources, kept, triggers: written.append(
+        {"sources": sources, "kept": kept}))
     mind_eval.score_test(args, [])  # the Aligner is absent: the kirag runs are not named, so not needed
     assert asked == [(["fixed_interval", "mind_calibrated", "random_seed0"], True), (["kirag", "kirag_mind"], False)]
     assert [c.method for c in ran] == ["fixed_interval", "random_trigger"]
-    assert list(written["sources"]) == ["fixed_interval", "mind_calibrated", "random_seed0", "kirag_mind", "kirag"]
-    assert written["sources"]["mind_calibrated"] == Path("mind_calibrated.jsonl.gz")
-    assert written["sources"]["random_seed0"] == ran[1].output_dir
-    assert written["kept"] == {"kirag_mind": Path("kirag_mind.jsonl.gz"), "kirag": Path("kirag.jsonl.gz")}
+    # the table is written as each run ends, once fixed interval (the paired tests' baseline) is whole
+    assert [list(w["sources"]) for w in written] == [["fixed_interval", "mind_calibrated", "kirag_mind", "kirag"],
+                                                     ["fixed_interval", "mind_calibrated", "random_seed0",
+                                                      "kirag_mind", "kirag"]]
+    last = written[-1]
+    assert last["sources"]["mind_calibrated"] == Path("mind_calibrated.jsonl.gz")
+    assert last["sources"]["random_seed0"] == ran[1].output_dir
+    assert last["kept"] == {"kirag_mind": Path("kirag_mind.jsonl.gz"), "kirag": Path("kirag.jsonl.gz")}
+
+
+def test_a_test_with_every_run_committed_still_writes_its_table(monkeypatch):
+    args = argparse.Namespace(attention="sentence", questions=100, methods=["mind_calibrated"],
+                              aligner=Path("absent.ckpt"), seeds=[0], block=10)
+    written = []
+    flat = {"choice.mind calibrated.value": 1.0, "choice.mind calibrated.fires on": 0.34}
+    monkeypatch.setattr(mind_eval, "choices", lambda attention: flat)
+    monkeypatch.setattr(mind_eval, "committed_runs", lambda name, configs, questions, inputs=True: {
+        key: Path(f"{key}.jsonl.gz") for key in configs if inputs})
+    monkeypatch.setattr(mind_eval, "advance", lambda configs, questions, block, finished: pytest.fail("ran"))
+    monkeypatch.setattr(mind_eval, "write_test", lambda args, flat, sources, kept, triggers: written.append(sources))
+    mind_eval.score_test(args, [])
+    assert written == [{"fixed_interval": Path("fixed_interval.jsonl.gz"),
+                        "mind_calibrated": Path("mind_calibrated.jsonl.gz")}]
 
 
 def test_methods_advance_side_by_side_in_blocks(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr("benchmarks.mind_eval.evaluate", lambda config, until: calls.append((config.name, until)))
     a, b = (replace(base_config(DEV, "sentence"), name=n, output_dir=str(tmp_path / n)) for n in "ab")
-    advance([a, b], 25, 10)
-    assert calls == [("a", 10), ("b", 10), ("a", 20), ("b", 20), ("a", 25), ("b", 25)]
+    advance([a, b], 25, 10, finished=lambda config: calls.append((config.name, "finished")))
+    assert calls == [("a", 10), ("b", 10), ("a", 20), ("b", 20), ("a", 25), ("a", "finished"), ("b", 25),
+                     ("b", "finished")]
 
 
 def test_a_folder_of_another_run_stops_every_run_before_the_first(monkeypatch, tmp_path):
