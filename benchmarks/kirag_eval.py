@@ -27,7 +27,9 @@ retriever and ranking the Constructor's variant (CONSTRUCTORS). It writes
 `kirag_validation.md/.json`, which name the checkpoint. `--split test` refuses to run without those
 choices for the same checkpoint, then scores each part's test questions once: the test split of the
 part's dataset, or for a dataset the Aligner never saw its first `--unseen_questions`. Runs resume
-(`evaluation.runner`), so a rerun only reads them back.
+(`evaluation.runner`), so a rerun only reads them back; on test, a run committed under
+`benchmarks/results/kirag_eval/<part>/` by the same config over the same inputs is read back from its scores
+(a fresh checkout, or a changed KiRAG ranking, runs only what changed).
 
 Training ablations (`--split validation --ablation CKPT ...`: Aligners trained as the recipe with one change,
 such as the negatives of configs/recipes/ablations/) are decided on the same validation questions, none of
@@ -65,8 +67,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 
-from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, machine, parse_args, stop_if_held,
-                               trained_datamodule, write_results, write_rows)
+from benchmarks.common import (RESULTS, ROOT, SHARED_DATA, commit_scores, committed_runs, machine, parse_args,
+                               stop_if_held, trained_datamodule, write_results, write_rows)
 from core.records import content_digest
 from datamodules.loaders import Benchmark, DataConfig, write_unified
 from evaluation.config import AlignerConfig, EvalConfig, KiRAGConfig, ReaderConfig
@@ -74,6 +76,7 @@ from evaluation.report import cost_table, headline_table, markdown_table, signif
 from evaluation.ranking_sweep import sweep
 from evaluation.runner import evaluate
 from evaluation.scores import ScoredRun, read_run
+from evaluation.stats import p_text, paired_test
 from inference.ircot import IRCoTSettings
 from inference.kirag_ranking import RankingConfig
 from inference.mdr import MDRSettings
@@ -85,6 +88,7 @@ VALIDATION = "kirag_validation"
 ABLATIONS = "kirag_ablations"
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)  # rag+rerank's fusion weights tried on validation
 WEIGHT_NAMES = ("triple_weight", "retrieval_weight", "text_weight")
+RANKING_NAMES = (*WEIGHT_NAMES, "text_query")
 # The Constructor's variants tried on validation (the LM on a CPU): the paper's, the Aligner's best 5 shown to
 # the LM, and with the chain ended only when the LM's answer names its last tail
 CONSTRUCTORS = {"constructor": {}, "constructor top 5": {"constructor_candidates": 5},
@@ -96,6 +100,10 @@ RETRIEVERS = ("dense", "hybrid")
 RANKINGS = [RankingConfig(1.0, 0.0, 0.0)] + [
     RankingConfig(t, r, x) for t in (1.0, 0.5, 0.0) for r in (0.0, 0.5, 1.0) for x in (0.0, 0.5, 1.0)
     if (t, r, x) != (1.0, 0.0, 0.0) and t + r + x > 0]
+# An ablation of the chosen ranking: the text scored against each step's query instead of the question alone,
+# every weighting of RANKINGS with a text weight; the best replaces the choice only when ahead of it at p < 0.05
+# (paired sign-flip test over the validation questions), the rule of the training ablations, fixed before its run
+STEP_RANKINGS = [replace(ranking, text_query="steps") for ranking in RANKINGS if ranking.text_weight > 0]
 MUSIQUE = DataConfig("musique", str(SHARED_DATA / "musique" / "hipporag_train_100.json"),
                      str(SHARED_DATA / "musique" / "hipporag_train_100_corpus.json"))
 MUSIQUE_KAG = DataConfig("musique", str(SHARED_DATA / "musique" / "kag_100.json"))
@@ -294,17 +302,31 @@ def run_all(part: str, data: DataConfig, split: str, trained: str, weight: float
             ranking: RankingConfig | None = None, constructor: dict | None = None, retriever: str = "dense"
             ) -> tuple[dict[str, ScoredRun], int]:
     """Every method of the part run (or read back), and KiRAG's budget; the caller has checked the KG (`checked`).
-    A folder holding another config's run stops it before the first run, and before the baselines, whose
-    folders the budget names."""
+    On test, a run whose scores benchmarks/results/kirag_eval/<part>/ holds, made by the same config over
+    today's inputs on every question (`committed_runs`), is read back from them, not run again: a changed
+    KiRAG ranking reruns KiRAG's rows alone. A folder holding another config's run stops it before the first
+    run, and before the baselines, whose folders the budget names."""
+    questions = len(data.load().questions)
+
+    def committed(runs: dict[str, EvalConfig]) -> dict[str, Path]:
+        return committed_runs(f"kirag_eval/{part}", runs, questions) if split == "test" else {}
+
     first = configs(part, data, split, trained, ranking=ranking, retriever=retriever)["kirag trained"]
-    stop_if_held([first])
-    budget = round(evaluate(first)["passages_retrieved"])
+    if kept := committed({"kirag trained": first}):
+        budget = round(read_run(kept["kirag trained"]).summary()["passages_retrieved"])
+    else:
+        stop_if_held([first])
+        budget = round(evaluate(first)["passages_retrieved"])
     runs = configs(part, data, split, trained, budget, weight, ranking, constructor, retriever)
-    stop_if_held(list(runs.values()))
+    kept = committed(runs)
+    if kept:
+        print(f"{split} {part}: committed runs read back (same config and inputs):", ", ".join(kept), flush=True)
+    stop_if_held([config for key, config in runs.items() if key not in kept])
     for key, config in runs.items():
-        evaluate(config)
-        print(f"{split} {part} {key}: done", flush=True)
-    return {key: read_run(config.output_dir) for key, config in runs.items()}, budget
+        if key not in kept:
+            evaluate(config)
+            print(f"{split} {part} {key}: done", flush=True)
+    return {key: read_run(kept.get(key) or config.output_dir) for key, config in runs.items()}, budget
 
 
 def composition(data: DataConfig) -> str:
@@ -370,6 +392,20 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     retriever, best = max(((r, i) for r in RETRIEVERS for i in range(len(RANKINGS))),
                           key=lambda pick: swept[pick[0]][pick[1]]["recall@5"])  # max keeps the first of equals
     chosen = RANKINGS[best]
+    steps = {r: sweep([loops[group][r].output_dir for group in groups], STEP_RANKINGS, k=5) for r in RETRIEVERS}
+    steps_retriever, steps_best = max(((r, i) for r in RETRIEVERS for i in range(len(STEP_RANKINGS))),
+                                      key=lambda pick: steps[pick[0]][pick[1]]["recall@5"])
+    against = dict(swept[retriever][best]["questions"])
+    candidate = steps[steps_retriever][steps_best]
+    steps_test = paired_test([against[q] for q, _ in candidate["questions"]], [r for _, r in candidate["questions"]])
+    steps_adopted = steps_test.diff > 0 and steps_test.p < 0.05
+    flat |= {"steps ablation.retriever": steps_retriever, "steps ablation.recall@5": candidate["recall@5"],
+             "steps ablation.difference": steps_test.diff, "steps ablation.p": steps_test.p,
+             "steps ablation.adopted": steps_adopted}
+    flat |= {f"steps ablation.{n}": getattr(STEP_RANKINGS[steps_best], n) for n in WEIGHT_NAMES}
+    chosen_recall = swept[retriever][best]["recall@5"]
+    if steps_adopted:
+        retriever, chosen, chosen_recall = steps_retriever, STEP_RANKINGS[steps_best], candidate["recall@5"]
     rows, pooled, counted, variants = [], Counter(), 0, {key: [] for key in CONSTRUCTORS}
     for group, (part, data) in groups.items():
         runs, _ = run_all(part, data, "validation", trained, retriever=retriever)
@@ -394,7 +430,7 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     loop_keys = [f"kirag trained {r}" for r in RETRIEVERS]
     flat |= {f"pooled.{key}.recall@5": pooled[key] / counted for key in [*CONSTRUCTORS, *loop_keys]}
     # the Constructor's variants over the chosen retriever, ranked as chosen, as on test
-    ranked = {"kirag trained": swept[retriever][best]["recall@5"]} | {
+    ranked = {"kirag trained": chosen_recall} | {
         key: sweep(folders, [chosen], k=5)[0]["recall@5"] for key, folders in variants.items()}
     variant = max(CONSTRUCTORS, key=ranked.get)  # max keeps the first of equals: the paper's
     flat |= {f"chosen ranking.{key}.recall@5": recall for key, recall in ranked.items()}
@@ -403,10 +439,18 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     lm_helps = ranked[variant] > ranked["kirag trained"]
     flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": swept[r][i]["recall@5"]
              for r in RETRIEVERS for i, ranking in enumerate(RANKINGS)}
-    flat |= {"choice.kirag.retriever": retriever} | {f"choice.ranking.{n}": getattr(chosen, n) for n in WEIGHT_NAMES}
+    flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": steps[r][i]["recall@5"]
+             for r in RETRIEVERS for i, ranking in enumerate(STEP_RANKINGS)}
+    flat |= {"choice.kirag.retriever": retriever} | {f"choice.ranking.{n}": getattr(chosen, n) for n in RANKING_NAMES}
     write_rows(RESULTS / VALIDATION / "ranking_sweep.jsonl.gz", [
         {"retriever": r, "ranking": ranking_name(ranking), "question_id": qid, "recall@5": recall}
-        for r in RETRIEVERS for ranking, row in zip(RANKINGS, swept[r]) for qid, recall in row["questions"]])
+        for grid, by_retriever in ((RANKINGS, swept), (STEP_RANKINGS, steps)) for r in RETRIEVERS
+        for ranking, row in zip(grid, by_retriever[r]) for qid, recall in row["questions"]])
+    steps_rows = [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
+                   "w_x (Aligner on text)": ranking.text_weight}
+                  | {f"recall@5 {r}": steps[r][i]["recall@5"] for r in RETRIEVERS}
+                  for i, ranking in enumerate(STEP_RANKINGS)]
+    shown = STEP_RANKINGS[steps_best]
     ranking_rows = [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
                      "w_x (Aligner on text)": ranking.text_weight}
                     | {f"recall@5 {r}": swept[r][i]["recall@5"] for r in RETRIEVERS}
@@ -426,9 +470,22 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
             "score of its text, each min-max normalised per question; the chain does not depend on the ranking); "
             "pooled R@5 over the same questions. The first row is the paper's rule.\n\n"
             + markdown_table(ranking_rows, list(ranking_rows[0]))
-            + f"\nChosen: **the {retriever} retriever with w_t {chosen.triple_weight:g}, w_r "
-            f"{chosen.retrieval_weight:g}, w_x {chosen.text_weight:g}** (the best pooled R@5, ties to the dense "
-            "retriever and the paper's rule).\n\n"
+            + "\n### Ablation: the text scored against each step's query\n\nThe same runs, X now the Aligner's best "
+            "score of the passage's text against the queries of the steps that retrieved it (the question, then the "
+            "question and the chain so far) instead of the question alone (`kirag.ranking.text_query: steps`), "
+            "for each weighting above with a text weight. Rule, fixed before this run: its best replaces the choice "
+            "only when ahead of it at p < 0.05, paired over the same questions, as the training ablations are.\n\n"
+            + markdown_table(steps_rows, list(steps_rows[0]))
+            + f"\nIts best, the {steps_retriever} retriever with w_t {shown.triple_weight:g}, w_r "
+            f"{shown.retrieval_weight:g}, w_x {shown.text_weight:g}: R@5 {100 * candidate['recall@5']:.1f}, "
+            f"{100 * steps_test.diff:+.1f} points against the choice of the grid above (95% CI "
+            f"{100 * steps_test.low:+.1f} to {100 * steps_test.high:+.1f}, p {p_text(steps_test.p)}, "
+            f"{steps_test.n} questions): **{'adopted' if steps_adopted else 'not adopted'}**.\n\n"
+            + f"Chosen: **the {retriever} retriever with w_t {chosen.triple_weight:g}, w_r "
+            f"{chosen.retrieval_weight:g}, w_x {chosen.text_weight:g}"
+            + (", the text against the steps" if chosen.text_query == "steps" else "")
+            + "** (the best pooled R@5, ties to the dense retriever and the paper's rule, then the ablation's rule)."
+            "\n\n"
             "## KiRAG's Constructor\n\nOver the chosen retriever and ranked as chosen (the runs above, ranked again "
             "offline), pooled R@5 of the trained Aligner-only loop and of each Constructor variant (the packaged LM "
             "picks the next triple): " + ", ".join(f"{key}: {100 * recall:.1f}" for key, recall in ranked.items())
@@ -441,8 +498,9 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
 
 
 def ranking_name(ranking: RankingConfig) -> str:
-    """A ranking as the validation files name it: w_t/w_r/w_x."""
-    return f"{ranking.triple_weight:g}/{ranking.retrieval_weight:g}/{ranking.text_weight:g}"
+    """A ranking as the validation files name it: w_t/w_r/w_x, and `steps` when the text is scored against them."""
+    steps = " steps" if ranking.text_query == "steps" else ""
+    return f"{ranking.triple_weight:g}/{ranking.retrieval_weight:g}/{ranking.text_weight:g}{steps}"
 
 
 def validate_ablations(parts: list[str], aligner_data, trained: str, aligner: str, checkpoints: list[Path]) -> None:
@@ -526,7 +584,8 @@ def choices(aligner: str) -> Choices:
         sys.exit(f"KiRAG's validation choices were made for {made['aligner']}, not {aligner}: {rerun}")
     if not {"choice.kirag.retriever", "choice.ranking.triple_weight", "choice.constructor.variant"} <= made.keys():
         sys.exit(f"KiRAG's validation choices hold no retriever, ranking or Constructor: {rerun}")
-    ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES))
+    ranking = RankingConfig(*(made[f"choice.ranking.{n}"] for n in WEIGHT_NAMES),  # text_query: chosen since 12-07
+                            text_query=made.get("choice.ranking.text_query", "question"))
     return Choices(made["choice.rerank.weight"], made["choice.kirag.retriever"], ranking,
                    CONSTRUCTORS[made["choice.constructor.variant"]])
 
@@ -561,7 +620,7 @@ def main() -> None:
     weight, retriever, ranking, constructor = chosen
     sections, flat = {}, {"aligner": aligner, "run": f"{date.today()}, {machine()}", "choice.rerank.weight": weight,
                           "choice.kirag.retriever": retriever}
-    flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in WEIGHT_NAMES}
+    flat |= {f"choice.ranking.{n}": getattr(ranking, n) for n in RANKING_NAMES}
     flat |= {f"choice.constructor.{k}": v for k, v in constructor.items()}
     for part, data in checked(args.parts, aligner_data, "test", args.unseen_questions).items():
         sections[part], figures = test_part(part, data, aligner_data, str(trained), chosen)
@@ -574,8 +633,8 @@ def main() -> None:
         f"retrieval for every baseline but hybrid, and the {retriever} retriever for KiRAG; K0 = 10, N = 20, L = 5; "
         "every answer from the packaged Qwen2.5-Coder-0.5B-Instruct "
         f"reader on the method's top 3 passages. rag+rerank's weight ({weight}) and KiRAG's retriever and passage "
-        f"ranking (w_t {ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}) were "
-        "chosen on "
+        f"ranking (w_t {ranking.triple_weight:g}, w_r {ranking.retrieval_weight:g}, w_x {ranking.text_weight:g}"
+        + (", the text against the steps' queries" if ranking.text_query == "steps" else "") + ") were chosen on "
         f"validation questions ({VALIDATION}.md), as was the Constructor's variant ({constructor_text(constructor)}); "
         "every figure here stands on test questions, scored once for this configuration.\n\n"
         "Recall, EM and F1 in %, with 95% BCa bootstrap intervals over questions. Differences in points; p: paired "

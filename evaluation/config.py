@@ -157,7 +157,9 @@ class EvalConfig:
             if k.constructor and k.stop != "constructor":
                 options.append(f"stop {k.stop}")
             if not r.triples_only:
-                options.append(f"ranking {r.triple_weight:g}/{r.retrieval_weight:g}/{r.text_weight:g}")
+                options.append(f"ranking {r.triple_weight:g}/{r.retrieval_weight:g}/{r.text_weight:g}"
+                               + (f" (text against the {r.text_query})" if r.text_weight and r.text_query != "question"
+                                  else ""))
             return f"kirag {', '.join(options)} ({Path(self.aligner.name).name}, {self.retriever})"
         if self.method in ("mind", "kirag+mind"):
             m = self.mind

@@ -79,7 +79,7 @@ def build_method(config: EvalConfig, benchmark: Benchmark) -> Method:
         triples = TripleIndex(aligner_encoder(config), config.aligner.cache_dir)
         constructor = Constructor(lm) if settings.constructor else None
         ranking = settings.ranking
-        text_scorer = passage_scorer(config, ranking.passage_max_length, passages) if ranking.scores_text else None
+        text_scorer = passage_scorer(config, ranking.passage_max_length, passages) if ranking.scores_any_text else None
         kirag = KiRAG(retriever, kg, triples, constructor, settings, k=config.top_k, text_scorer=text_scorer)
         if config.method == "kirag":
             return with_reader(config, kirag, lm, passages)

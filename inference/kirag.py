@@ -22,7 +22,8 @@ Document ranking (`inference/kirag_ranking.py`): by default the paper's, a passa
 score of its triples among the candidates of all steps (ties to the higher retriever score), and
 passages retrieved but never scored fill the list up to k in retrieval order, so k passages come
 back whenever k were retrieved; `RankingConfig` can fuse in each passage's retriever score and the
-Aligner's score of its text. Each prediction keeps every retrieved passage's components.
+Aligner's score of its text (against the question, or the steps' queries). Each prediction keeps every
+retrieved passage's components.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class _Run:
     chain: list[Triple] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)  # passage id -> best candidate triple score
     retrieved: dict[str, float] = field(default_factory=dict)  # passage id -> best retriever score, in retrieval order
+    step_texts: dict[str, float] = field(default_factory=dict)  # passage id -> best text score against a step's query
     trace: list[dict] = field(default_factory=list)
     retrieval_calls: int = 0
     llm_calls: int = 0
@@ -66,10 +68,12 @@ class _Run:
 
     def passage_scores(self, texts: np.ndarray | None = None) -> list[PassageScores]:
         """The ranking components of the retrieved passages: those with a triple score in the order they
-        were first scored, then the rest in retrieval order; `texts`: text scores in retrieval order."""
+        were first scored, then the rest in retrieval order; `texts`: text scores against the question, in
+        retrieval order."""
         text = dict(zip(self.retrieved, texts.tolist())) if texts is not None else {}
         order = [*self.scores, *(pid for pid in self.retrieved if pid not in self.scores)]
-        return [PassageScores(pid, self.scores.get(pid), self.retrieved[pid], text.get(pid)) for pid in order]
+        return [PassageScores(pid, self.scores.get(pid), self.retrieved[pid], text.get(pid), self.step_texts.get(pid))
+                for pid in order]
 
 
 FALLBACK = "aligner (the Constructor named no candidate)"
@@ -122,10 +126,10 @@ class KiRAG(Method):
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         self.settings = settings or KiRAGSettings()
-        if self.settings.ranking.scores_text and text_scorer is None:
+        if self.settings.ranking.scores_any_text and text_scorer is None:
             raise ValueError("a ranking that scores passage text needs a text_scorer")
         self.retriever, self.kg, self.triples, self.constructor, self.k = retriever, kg, triples, constructor, k
-        self.text_scorer = text_scorer if self.settings.ranking.scores_text else None
+        self.text_scorer = text_scorer if self.settings.ranking.scores_any_text else None
 
     def predict(self, questions: list[Question]) -> list[Prediction]:
         start = time.perf_counter()
@@ -137,7 +141,7 @@ class KiRAG(Method):
             candidates = self._identify_candidates(active, step)
             self._construct_chains(active, candidates)
         texts: list = [None] * len(runs)
-        if self.text_scorer is not None:  # the question alone, the Aligner's first-hop query
+        if self.settings.ranking.scores_text("question"):  # the question alone, the Aligner's first-hop query
             texts = self.text_scorer([aligner_query(r.question.question, []) for r in runs],
                                      [list(r.retrieved) for r in runs])
         seconds = (time.perf_counter() - start) / max(len(questions), 1)
@@ -159,11 +163,16 @@ class KiRAG(Method):
         by_passage = self.kg.get_many(pid for row in hits for pid, _ in row)
         query_vectors = self.triples.encoder.encode(queries, "query", show_progress=False)
         self.triples.vectors([t for row in hits for pid, _ in row for t in by_passage[pid]])  # new ones in one batch
+        texts = [None] * len(runs)
+        if self.settings.ranking.scores_text("steps"):
+            texts = self.text_scorer(queries, [[pid for pid, _ in row] for row in hits])
         result = []
-        for run, query, vector, row in zip(runs, queries, query_vectors, hits, strict=True):
+        for run, query, vector, row, text in zip(runs, queries, query_vectors, hits, texts, strict=True):
             run.retrieval_calls += 1
-            for pid, score in row:
+            for i, (pid, score) in enumerate(row):
                 run.retrieved[pid] = max(score, run.retrieved.get(pid, float("-inf")))
+                if text is not None:
+                    run.step_texts[pid] = max(float(text[i]), run.step_texts.get(pid, float("-inf")))
             instances = [t for pid, _ in row for t in by_passage[pid]]
             facts = candidate_triples(instances, run.chain)  # every instance of a fact scores the same
             top: list[tuple[Triple, float]] = []

@@ -11,7 +11,9 @@ With `retrieval_weight` or `text_weight` positive, every retrieved passage score
 
 where T is its best candidate-triple score, R its best retriever score over the steps and X the
 Aligner's score of its text ("title. text") against the question alone (the first-hop query, as
-rag+rerank scores it: `inference.rerank.PassageScorer`). Each is min-max normalised over the
+rag+rerank scores it: `inference.rerank.PassageScorer`), or with `text_query: steps` its best score
+against the queries of the steps that retrieved it (the question and the chain so far, per step as T
+and R are: a later hop's passage is scored by the query that found it). Each is min-max normalised over the
 question's retrieved passages (`inference.rerank.weighted_min_max`), and a passage without a scored
 triple takes the question's lowest T, so it still competes by R and X. Ties go to the higher T,
 then the higher R, then the order of the passages' `PassageScores`.
@@ -26,13 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
 
 from core.config import ConfigError, require_positive
 from inference.methods import Prediction
 from inference.rerank import weighted_min_max
+
+TextQuery = Literal["question", "steps"]
 
 
 @dataclass
@@ -47,9 +51,12 @@ class RankingConfig:
     """w_r: the weight of its best retriever score over the steps"""
     text_weight: float = 0.0
     """w_x: the weight of the Aligner's score of its text ("title. text") against the question"""
+    text_query: TextQuery = "question"
+    """what the text is scored against: the question alone (`question`), or each query of the steps that retrieved
+    the passage, its best score kept (`steps`)"""
     score_text: bool = False
-    """score every retrieved passage's text even when `text_weight` is 0, so that the predictions hold it
-    for an offline sweep of the weights (evaluation/ranking_sweep.py); one Aligner pass per new passage"""
+    """score every retrieved passage's text against both queries even when `text_weight` is 0, so that the
+    predictions hold them for an offline sweep of the weights and `text_query` (evaluation/ranking_sweep.py)"""
     passage_max_length: int = 256
     """the Aligner's token limit of passages for the text score"""
 
@@ -58,6 +65,8 @@ class RankingConfig:
         for name in ("triple_weight", "retrieval_weight", "text_weight"):
             if not getattr(self, name) >= 0:  # NaN too
                 raise ConfigError(name, f"must be at least 0, got {getattr(self, name)}")
+        if self.text_query not in get_args(TextQuery):
+            raise ConfigError("text_query", f"must be one of {', '.join(get_args(TextQuery))}, got {self.text_query!r}")
         if self.triple_weight + self.retrieval_weight + self.text_weight == 0:
             raise ConfigError("triple_weight", "and the other weights are all 0: at least one must be positive")
 
@@ -66,36 +75,43 @@ class RankingConfig:
         """The paper's rule: only the triple score counts."""
         return self.retrieval_weight == 0 and self.text_weight == 0
 
+    def scores_text(self, query: TextQuery) -> bool:
+        """Whether the loop must score the passages' text against `query`."""
+        return self.score_text or (self.text_weight > 0 and self.text_query == query)
+
     @property
-    def scores_text(self) -> bool:
-        """Whether the loop must score the passages' text."""
+    def scores_any_text(self) -> bool:
+        """Whether the loop must score the passages' text at all."""
         return self.score_text or self.text_weight > 0
 
 
 class PassageScores(NamedTuple):
-    """A retrieved passage's ranking components (a list of 4 in `predictions.jsonl`)."""
+    """A retrieved passage's ranking components (a list of 5 in `predictions.jsonl`)."""
 
     passage_id: str
     triple: float | None  # its best candidate-triple score; None: none of its triples was a candidate
     retrieval: float  # its best retriever score over the steps
     text: float | None  # the Aligner's score of its text against the question; None: not scored
+    step_text: float | None = None  # its best against the queries of the steps that retrieved it; None: not scored
 
 
 def rank_passages(passages: Sequence[PassageScores], ranking: RankingConfig, k: int) -> list[tuple[str, float]]:
     """The top `k` of a question's retrieved `passages` (those with a triple score in the order they were
     first scored, then the rest in retrieval order), each with its ranking score."""
-    passages = [PassageScores(*p) for p in passages]  # lists, as read back from predictions.jsonl
+    passages = [PassageScores(*p) for p in passages]  # lists, as read back from predictions.jsonl (4 long before
+    # the step texts were kept)
     if ranking.triples_only:
         scored = sorted((p for p in passages if p.triple is not None), key=lambda p: (-p.triple, -p.retrieval))
         ranked = [(p.passage_id, p.triple) for p in scored[:k]]
         return ranked + [(p.passage_id, p.retrieval) for p in passages if p.triple is None][: k - len(ranked)]
-    if ranking.text_weight and (missing := next((p for p in passages if p.text is None), None)):
-        raise ValueError(f"passage {missing.passage_id} has no text score, which text_weight "
-                         f"{ranking.text_weight} needs (score_text)")
+    texts = [p.text if ranking.text_query == "question" else p.step_text for p in passages]
+    if ranking.text_weight and (missing := next((p for p, x in zip(passages, texts) if x is None), None)):
+        raise ValueError(f"passage {missing.passage_id} has no text score against the {ranking.text_query}, which "
+                         f"text_weight {ranking.text_weight} needs (score_text)")
     lowest = min((p.triple for p in passages if p.triple is not None), default=0.0)
     components = [np.array([lowest if p.triple is None else p.triple for p in passages], dtype=np.float64),
                   np.array([p.retrieval for p in passages], dtype=np.float64),
-                  np.array([p.text or 0.0 for p in passages], dtype=np.float64)]
+                  np.array([x or 0.0 for x in texts], dtype=np.float64)]
     fused = weighted_min_max(components, [ranking.triple_weight, ranking.retrieval_weight, ranking.text_weight])
     triple = [-math.inf if p.triple is None else p.triple for p in passages]
     order = sorted(range(len(passages)), key=lambda i: (-fused[i], -triple[i], -components[1][i]))

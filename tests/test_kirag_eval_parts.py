@@ -15,6 +15,7 @@ from benchmarks.common import read_rows
 from datamodules.loaders import DataConfig
 from evaluation.report import significance
 from evaluation.scores import read_scores
+from evaluation.stats import paired_test
 from inference.kirag_ranking import RankingConfig
 from kg.store import KGStore
 
@@ -114,6 +115,24 @@ def test_a_folder_of_another_run_stops_the_part_before_that_run_and_every_later_
     assert ran == ([] if held == "kirag trained" else ["kirag aligner-only, trained"])  # the budget's run alone
 
 
+@pytest.mark.parametrize("committed", [set(), {"kirag trained", "hybrid", "ircot"}, {"hybrid"}])
+def test_on_test_runs_committed_by_the_same_config_are_read_back_not_run(demo_part, monkeypatch, tmp_path, committed):
+    ran, read = [], []
+    monkeypatch.setattr(kirag_eval, "evaluate", lambda config: ran.append(config.name) or {"passages_retrieved": 15})
+    scores = {key: tmp_path / f"{key}.jsonl.gz" for key in committed}
+    monkeypatch.setattr(kirag_eval, "committed_runs", lambda name, runs, questions: {
+        key: scores[key] for key in runs if key in scores and name == f"kirag_eval/{demo_part}"
+        and questions == len(question_ids(DataConfig()))})
+    monkeypatch.setattr(kirag_eval, "read_run", lambda source: read.append(source) or SimpleNamespace(
+        summary=lambda: {"passages_retrieved": 14.6}))
+    runs, budget = kirag_eval.run_all(demo_part, DataConfig(), "test", "a.ckpt", weight=0.5)
+    configs = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.5)
+    assert budget == 15 and list(runs) == list(configs)  # the committed budget run's 14.6 passages round to 15
+    budget_run = [] if "kirag trained" in committed else [configs["kirag trained"].name]  # then read back in order
+    assert ran == budget_run + [c.name for key, c in configs.items() if key not in committed]
+    assert read[-len(configs):] == [scores.get(key) or c.output_dir for key, c in configs.items()]
+
+
 def test_every_baseline_gets_kirags_budget_and_the_reader_but_rag_at_budget(demo_part):
     runs = kirag_eval.configs(demo_part, DataConfig(), "test", "a.ckpt", budget=15, weight=0.25)
     assert list(runs) == ["rag", "rag at budget", "hybrid", "mdr", "ircot", "rerank", "kirag base", "kirag trained",
@@ -186,7 +205,11 @@ def test_the_test_split_needs_choices_made_on_validation_for_the_same_checkpoint
         kirag_eval.choices("`a` (1)")
     (tmp_path / "kirag_validation.json").write_text(json.dumps(made | {"choice.kirag.retriever": "hybrid"}))
     assert kirag_eval.choices("`a` (1)") == kirag_eval.Choices(0.75, "hybrid", RankingConfig(1.0, 0.5, 0.0),
-                                                               {"constructor_candidates": 5})
+                                                               {"constructor_candidates": 5})  # before text_query
+    made |= {"choice.kirag.retriever": "hybrid", "choice.ranking.text_weight": 0.5,
+             "choice.ranking.text_query": "steps"}
+    (tmp_path / "kirag_validation.json").write_text(json.dumps(made))
+    assert kirag_eval.choices("`a` (1)").ranking == RankingConfig(1.0, 0.5, 0.5, text_query="steps")
     with pytest.raises(SystemExit, match="made for `a` \\(1\\), not `a` \\(2\\)"):
         kirag_eval.choices("`a` (2)")
 
@@ -201,6 +224,9 @@ def test_kirag_runs_rank_by_the_chosen_weights_and_keep_text_scores_for_the_swee
     assert kirag_eval.RANKINGS[0] == RankingConfig() and len(kirag_eval.RANKINGS) == 26
     weights = {(r.triple_weight, r.retrieval_weight, r.text_weight) for r in kirag_eval.RANKINGS}
     assert len(weights) == 26  # every weighting of {0, 0.5, 1} but all-zero, the paper's first; multiples tie
+    assert [replace(r, text_query="question") for r in kirag_eval.STEP_RANKINGS] == [
+        r for r in kirag_eval.RANKINGS if r.text_weight > 0] and {r.text_query for r in kirag_eval.STEP_RANKINGS} == {
+        "steps"}
 
 
 def test_a_table_of_some_parts_drops_the_other_parts_committed_scores(demo_part, monkeypatch, tmp_path):
@@ -259,8 +285,25 @@ def test_the_validation_choices_are_recomputed_from_the_committed_scores():
                 figures[f"pooled.ranking {retriever} {ranking}.recall@5"])
             if ranking == "1/0/0":  # the paper's rule, which the Aligner-only runs ranked by
                 assert recalls == pytest.approx(trained[retriever])
-    chosen = kirag_eval.ranking_name(RankingConfig(*(figures[f"choice.ranking.{n}"] for n in kirag_eval.WEIGHT_NAMES)))
-    assert max(pooled_sweep, key=pooled_sweep.get) == (figures["choice.kirag.retriever"], chosen)  # first of equals
+    grid_choice = max(pooled_sweep, key=pooled_sweep.get)  # first of equals
+    pooled_steps, per_question = {}, {}
+    for retriever in kirag_eval.RETRIEVERS:
+        for ranking in map(kirag_eval.ranking_name, kirag_eval.STEP_RANKINGS):
+            recalls = {r["question_id"]: r["recall@5"] for r in swept
+                       if (r["retriever"], r["ranking"]) == (retriever, ranking)}
+            pooled_steps[retriever, ranking] = sum(recalls.values()) / len(recalls)
+            per_question[retriever, ranking] = recalls
+            assert pooled_steps[retriever, ranking] == pytest.approx(
+                figures[f"pooled.ranking {retriever} {ranking}.recall@5"])
+    steps_best = max(pooled_steps, key=pooled_steps.get)
+    grid = {r["question_id"]: r["recall@5"] for r in swept if (r["retriever"], r["ranking"]) == grid_choice}
+    test = paired_test([grid[q] for q in per_question[steps_best]], list(per_question[steps_best].values()))
+    assert (test.diff, test.p) == pytest.approx((figures["steps ablation.difference"], figures["steps ablation.p"]))
+    assert figures["steps ablation.adopted"] == (test.diff > 0 and test.p < 0.05)
+    chosen = kirag_eval.ranking_name(RankingConfig(*(figures[f"choice.ranking.{n}"] for n in kirag_eval.WEIGHT_NAMES),
+                                                   text_query=figures["choice.ranking.text_query"]))
+    adopted = figures["steps ablation.adopted"]
+    assert (figures["choice.kirag.retriever"], chosen) == (steps_best if adopted else grid_choice)
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ def test_a_text_weight_without_text_scores_is_refused():
     ({"retrieval_weight": float("nan")}, "retrieval_weight must be at least 0, got nan"),
     ({"triple_weight": 0.0}, "triple_weight and the other weights are all 0"),
     ({"passage_max_length": 0}, "passage_max_length must be at least 1, got 0"),
+    ({"text_query": "chain"}, "text_query must be one of question, steps, got 'chain'"),
 ])
 def test_bad_ranking_settings_are_refused(kwargs, message):
     with pytest.raises(ConfigError, match=message):
@@ -115,13 +116,57 @@ def test_the_loop_keeps_the_components_and_a_passage_without_triples_competes_by
     (default,) = kirag(text=False).predict([QUESTION])
     assert default.passages == [("p1", 0.75), ("p2", 0.5), ("p3", 3.0)]  # p3 last: it has no triple
     # in the order first scored (p2 is retrieved before p1), then the unscored in retrieval order
-    assert default.passage_scores == [["p2", 0.5, 2.0, None], ["p1", 0.75, 1.0, None], ["p3", None, 3.0, None]]
+    assert default.passage_scores == [["p2", 0.5, 2.0, None, None], ["p1", 0.75, 1.0, None, None],
+                                      ["p3", None, 3.0, None, None]]
     method = kirag(RankingConfig(0.0, 0.0, 1.0))
     (text,) = method.predict([QUESTION])
     assert [pid for pid, _ in text.passages] == ["p3", "p2", "p1"]
-    assert text.passage_scores == [["p2", 0.5, 2.0, 0.5], ["p1", 0.75, 1.0, 0.125], ["p3", None, 3.0, 0.875]]
+    assert text.passage_scores == [["p2", 0.5, 2.0, 0.5, None], ["p1", 0.75, 1.0, 0.125, None],
+                                   ["p3", None, 3.0, 0.875, None]]  # not against the steps: the ranking needs none
     assert method.text_scorer.index.encoder.queries == [QUESTION.question]  # the question alone, once
     assert text.chain == default.chain and text.trace == default.trace  # the ranking never changes the loop
+
+
+class HopRetriever:
+    """The question finds p2 and p1; a query with a chain finds p3 and p2."""
+
+    def search(self, queries, k):
+        return [[("p2", 2.0), ("p1", 1.0)] if q == QUESTION.question else [("p3", 3.0), ("p2", 1.5)] for q in queries]
+
+
+class HopEncoder(ScoreEncoder):
+    """A query embeds as [1], or [0.5] once it holds a chain: a text's score tells which query it was scored against."""
+
+    def encode(self, texts, kind="passage", batch_size=None, show_progress=True):
+        vectors = super().encode(texts, kind, batch_size, show_progress)
+        return vectors * np.array([[1.0 if kind != "query" or t == QUESTION.question else 0.5] for t in texts],
+                                  dtype=np.float32)
+
+
+def hop_kirag(ranking: RankingConfig) -> KiRAG:
+    settings = KiRAGSettings(k0=2, num_candidates=4, max_steps=2, ranking=ranking)
+    return KiRAG(HopRetriever(), StubKG(), TripleIndex(HopEncoder()), settings=settings, k=3,
+                 text_scorer=PassageScorer(EmbeddingIndex(HopEncoder()), PASSAGES))
+
+
+def test_text_against_the_steps_keeps_each_passage_s_best_score_over_the_queries_that_retrieved_it():
+    method = hop_kirag(RankingConfig(0.0, 0.0, 1.0, text_query="steps"))
+    (steps,) = method.predict([QUESTION])
+    second = method.text_scorer.index.encoder.queries[1]
+    assert method.text_scorer.index.encoder.queries == [QUESTION.question, second] and second != QUESTION.question
+    # p2 at both steps (0.5, then 0.5 · 0.5), p1 at the first only (0.125), p3 at the second only (0.5 · 0.875)
+    assert {pid: step for pid, _, _, _, step in steps.passage_scores} == {"p1": 0.125, "p2": 0.5, "p3": 0.4375}
+    assert [pid for pid, _ in steps.passages] == ["p2", "p3", "p1"]
+    (question,) = hop_kirag(RankingConfig(0.0, 0.0, 1.0)).predict([QUESTION])  # against the question alone
+    assert {pid: text for pid, _, _, text, _ in question.passage_scores} == {"p1": 0.125, "p2": 0.5, "p3": 0.875}
+    assert [pid for pid, _ in question.passages] == ["p3", "p2", "p1"]
+    assert question.chain == steps.chain and question.trace == steps.trace
+    (saved,) = hop_kirag(RankingConfig(score_text=True)).predict([QUESTION])  # both kept, for an offline sweep
+    for ranking in (RankingConfig(0.0, 0.0, 1.0, text_query="steps"), RankingConfig(1.0, 1.0, 1.0, text_query="steps"),
+                    RankingConfig(0.0, 0.0, 1.0)):
+        assert rerank_predictions([saved], ranking, 3) == {"q": hop_kirag(ranking).predict([QUESTION])[0].passages}
+    with pytest.raises(ValueError, match="passage p1 has no text score against the steps"):
+        rank_passages([["p1", 0.5, 1.0, 0.25]], RankingConfig(text_weight=1.0, text_query="steps"), 3)  # 4 long
 
 
 @pytest.mark.parametrize("weights", [(1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.5, 0.25, 0.25)])
@@ -135,6 +180,6 @@ def test_text_scores_are_needed_by_a_text_weight_and_only_then_computed():
     with pytest.raises(ValueError, match="needs a text_scorer"):
         kirag(RankingConfig(text_weight=1.0), text=False)
     method = kirag(RankingConfig(retrieval_weight=1.0))
-    assert method.text_scorer is None and method.predict([QUESTION])[0].passage_scores[0][3] is None
+    assert method.text_scorer is None and method.predict([QUESTION])[0].passage_scores[0][3:] == [None, None]
     with pytest.raises(ValueError, match="no passage_scores"):
         rerank_predictions([type(method.predict([QUESTION])[0])("q", [])], RankingConfig(), 3)
