@@ -14,9 +14,10 @@ AUROC and F1 are reported against the hand-set values and DRAGIN's median thresh
 (`sentence_label`) with how well max S ranks its labels. A trigger that fires on every sentence is kept when
 most traced sentences need retrieval, and the report says so.
 
-Every method runs MIND's loop with BM25 (as in MIND's paper), 3 passages per retrieval, the packaged
-LM, `--attention` for every signal, and answers through the reader from its top 3 passages, as every
-other method of the project does, so the methods differ only in what they retrieve and when.
+Every method runs MIND's loop with BM25 (as in MIND's paper), 3 passages per retrieval (kirag+mind: each
+KiRAG loop's ranking), the packaged LM, `--attention` for every signal, and answers through the reader from
+its top 3 passages, as every other method of the project does, so the methods differ only in what they
+retrieve and when.
 
 `--split validation`: HotpotQA ircot_dev_500 questions 101 to 100 + `--val_questions` over their own
 contexts (never evaluated on; no MIND setting was made on them). The sweep, the calls-F1 curve
@@ -514,7 +515,8 @@ def write_test(args, flat: dict, sources: dict[str, str | Path], kept: dict[str,
     if "kirag.ranking" in flat and {"kirag", "kirag_mind"} & runs.keys():
         kirag_text = (f" KiRAG's runs with the choices made on its own validation questions ({kirag_eval.VALIDATION}"
                       f".md): the {flat['kirag.retriever']} retriever, passages ranked by w_t/w_r/w_x "
-                      f"{kirag_eval.ranking_name(flat['kirag.ranking'])}.")
+                      f"{kirag_eval.ranking_name(flat['kirag.ranking'])}; kirag+mind keeps each KiRAG loop's whole "
+                      "ranking, not 3 passages.")
     markdown = (
         "# MIND: when to retrieve (test questions)\n\n"
         f"Split: HotpotQA ircot_dev_500, first {done} questions over their own contexts, scored once; every "

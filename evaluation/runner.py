@@ -33,7 +33,9 @@ from kg.store import LOG_NAME
 
 # A method whose predictions changed meaning gets a new version, kept in `run.json`: a run of an earlier
 # version is refused, not resumed (a run saved before versions were kept is version 1).
-METHOD_VERSIONS = {"rag+rerank": 2}  # 2: a passage-level fusion of retriever and Aligner scores (1: best triple)
+# rag+rerank 2: a passage-level fusion of retriever and Aligner scores (1: best triple); kirag+mind 2: a KiRAG search
+# keeps the loop's whole ranking (1: its top mind.retrieve_k)
+METHOD_VERSIONS = {"rag+rerank": 2, "kirag+mind": 2}
 
 
 def method_version(config: EvalConfig) -> int:

@@ -444,13 +444,15 @@ class PassageSearch:
 
 class KiRAGSearch:
     """KiRAG's loop as MIND's retriever: the sub-query is run as a question; facts are its chain's triples.
-    Its cost is the whole loop's: every step's search and Constructor call, every passage a step saw."""
+    Its cost is the whole loop's: every step's search and Constructor call, every passage a step saw. Its
+    passages are the loop's ranking, KiRAG's own top k, not `k` (MIND's passages per single search): the
+    loop paid for them, and so kirag+mind differs from KiRAG alone only in when the loop runs."""
 
     def __init__(self, kirag: KiRAG) -> None:
         self.kirag = kirag
 
     def search_with_facts(self, query: str, k: int) -> Found:
         prediction = self.kirag.predict([Question(id="mind-subquery", question=query)])[0]
-        return Found(prediction.passages[:k], [(triple, "kirag") for triple in prediction.chain],
+        return Found(prediction.passages, [(triple, "kirag") for triple in prediction.chain],
                      prediction.retrieved or [pid for pid, _ in prediction.passages],
                      prediction.retrieval_calls, prediction.llm_calls)

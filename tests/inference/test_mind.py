@@ -408,7 +408,8 @@ def test_kirag_search_reports_the_whole_loops_cost():
     kirag = FakeKiRAG(inner)
     found = KiRAGSearch(kirag).search_with_facts("who?", 2)
     assert [q.question for q in kirag.questions] == ["who?"]
-    assert found == Found([("p2", 0.9), ("p1", 0.5)], [("<a; b; c>", "kirag"), ("<c; d; e>", "kirag")],
+    # all of the loop's ranking, not MIND's 2 passages of a single search: kirag+mind keeps what KiRAG alone would
+    assert found == Found([("p2", 0.9), ("p1", 0.5), ("p3", 0.1)], [("<a; b; c>", "kirag"), ("<c; d; e>", "kirag")],
                           ["p1", "p2", "p3", "p4"], retrieval_calls=4, llm_calls=3)
 
 
