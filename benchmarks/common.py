@@ -80,13 +80,15 @@ def committed_runs(name: str, configs: dict, questions: int, inputs: bool = True
     `inputs=False`: made by the same config, whatever its inputs hold today (`made_by`)."""
     from evaluation.runner import made_by  # the inference stack, which only these benchmarks need
 
-    found = {}
+    found, ids = {}, {}  # ids: the first `questions` of each data config, loaded once
     for key, config in configs.items():
         scores = RESULTS / name / f"{key.replace(' ', '_')}.jsonl.gz"
         if not (scores.is_file() and made_by(run_record(scores), config, inputs)):
             continue
-        ids = [q.id for q in config.data.load().questions[:questions]]
-        if list(read_scores(scores).scores) == ids:
+        data = repr(config.data)
+        if data not in ids:
+            ids[data] = [q.id for q in config.data.load().questions[:questions]]
+        if list(read_scores(scores).scores) == ids[data]:
             found[key] = scores
     return found
 

@@ -437,24 +437,16 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
     flat |= {"choice.constructor.variant": variant, **{f"choice.constructor.{k}": v
                                                       for k, v in CONSTRUCTORS[variant].items()}}
     lm_helps = ranked[variant] > ranked["kirag trained"]
-    flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": swept[r][i]["recall@5"]
-             for r in RETRIEVERS for i, ranking in enumerate(RANKINGS)}
-    flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": steps[r][i]["recall@5"]
-             for r in RETRIEVERS for i, ranking in enumerate(STEP_RANKINGS)}
+    flat |= {f"pooled.ranking {r} {ranking_name(ranking)}.recall@5": by_retriever[r][i]["recall@5"]
+             for grid, by_retriever in ((RANKINGS, swept), (STEP_RANKINGS, steps)) for r in RETRIEVERS
+             for i, ranking in enumerate(grid)}
     flat |= {"choice.kirag.retriever": retriever} | {f"choice.ranking.{n}": getattr(chosen, n) for n in RANKING_NAMES}
     write_rows(RESULTS / VALIDATION / "ranking_sweep.jsonl.gz", [
         {"retriever": r, "ranking": ranking_name(ranking), "question_id": qid, "recall@5": recall}
         for grid, by_retriever in ((RANKINGS, swept), (STEP_RANKINGS, steps)) for r in RETRIEVERS
         for ranking, row in zip(grid, by_retriever[r]) for qid, recall in row["questions"]])
-    steps_rows = [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
-                   "w_x (Aligner on text)": ranking.text_weight}
-                  | {f"recall@5 {r}": steps[r][i]["recall@5"] for r in RETRIEVERS}
-                  for i, ranking in enumerate(STEP_RANKINGS)]
+    steps_rows, ranking_rows = weighting_rows(STEP_RANKINGS, steps), weighting_rows(RANKINGS, swept)
     shown = STEP_RANKINGS[steps_best]
-    ranking_rows = [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
-                     "w_x (Aligner on text)": ranking.text_weight}
-                    | {f"recall@5 {r}": swept[r][i]["recall@5"] for r in RETRIEVERS}
-                    for i, ranking in enumerate(RANKINGS)]
     text = (f"# KiRAG's choices, made on validation questions\n\nAligner: {aligner}. Run {flat['run']}. The "
             f"Aligner's validation questions of each part's dataset ({counted} in all), never trained or tested on; "
             f"dense MiniLM retrieval but where a row names another; KiRAG's rows rank passages by the paper's rule "
@@ -495,6 +487,13 @@ def validate(parts: list[str], aligner_data, unseen_questions: int, trained: str
             + f"\n\nPer-question scores: `benchmarks/results/{VALIDATION}/<questions>/`, and each retriever's and "
             "ranking's R@5 per question in `ranking_sweep.jsonl.gz` beside them.\n")
     write_results(VALIDATION, text, flat)
+
+
+def weighting_rows(grid: list[RankingConfig], swept: dict[str, list[dict]]) -> list[dict]:
+    """A table's rows: each ranking of `grid` with its pooled R@5 over each retriever (`swept`: `sweep`'s rows)."""
+    return [{"w_t (best triple)": ranking.triple_weight, "w_r (retrieval)": ranking.retrieval_weight,
+             "w_x (Aligner on text)": ranking.text_weight}
+            | {f"recall@5 {r}": swept[r][i]["recall@5"] for r in RETRIEVERS} for i, ranking in enumerate(grid)]
 
 
 def ranking_name(ranking: RankingConfig) -> str:

@@ -17,33 +17,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from evaluation.config import read_run_config
+from evaluation.config import EvalConfig, read_run_config
 from evaluation.metrics import recall_at_k
 from evaluation.predictions import read_predictions
 from inference.kirag_ranking import RankingConfig, rerank_predictions
+from inference.methods import Prediction
+
+
+def _kirag_run(run_dir: str | Path) -> tuple[EvalConfig, list[Prediction]]:
+    """A finished KiRAG run's config and predictions; another method's run is refused."""
+    run_dir = Path(run_dir)
+    config = read_run_config(run_dir / "run.json")
+    if config.method != "kirag":
+        raise ValueError(f"{run_dir} is a run of method {config.method}, not kirag")
+    return config, list(read_predictions(run_dir / "predictions.jsonl").values())
 
 
 def rerank_run(run_dir: str | Path, ranking: RankingConfig, k: int | None = None) -> dict[str, list[tuple[str, float]]]:
     """A finished KiRAG run's predictions ranked again by `ranking`: question id -> its top `k` passages
     with their scores (`k` default: the run's `top_k`)."""
-    run_dir = Path(run_dir)
-    config = read_run_config(run_dir / "run.json")
-    if config.method != "kirag":
-        raise ValueError(f"{run_dir} is a run of method {config.method}, not kirag")
-    return rerank_predictions(read_predictions(run_dir / "predictions.jsonl").values(), ranking, k or config.top_k)
+    config, predictions = _kirag_run(run_dir)
+    return rerank_predictions(predictions, ranking, k or config.top_k)
 
 
 def sweep(run_dirs: Sequence[str | Path], rankings: Sequence[RankingConfig], k: int = 5) -> list[dict[str, float]]:
     """For each ranking, in order: its weights, its recall@k over the questions of all `run_dirs` together
-    (each question counts once, whatever its run's size), and under "questions" each question's (id, recall@k)."""
-    gold = {}
+    (each question counts once, whatever its run's size), and under "questions" each question's (id, recall@k).
+    Each run is read once, whatever the number of rankings."""
+    runs = []
     for run_dir in run_dirs:
-        questions = read_run_config(Path(run_dir) / "run.json").data.load().questions
-        gold[str(run_dir)] = {q.id: q.gold_passage_ids for q in questions}
+        config, predictions = _kirag_run(run_dir)
+        runs.append(({q.id: q.gold_passage_ids for q in config.data.load().questions}, predictions))
     rows = []
     for ranking in rankings:
-        recalls = [(qid, recall_at_k([pid for pid, _ in ranked], gold[str(run_dir)][qid], k))
-                   for run_dir in run_dirs for qid, ranked in rerank_run(run_dir, ranking, k).items()]
+        recalls = [(qid, recall_at_k([pid for pid, _ in ranked], gold[qid], k))
+                   for gold, predictions in runs for qid, ranked in rerank_predictions(predictions, ranking, k).items()]
         rows.append({"triple_weight": ranking.triple_weight, "retrieval_weight": ranking.retrieval_weight,
                      "text_weight": ranking.text_weight,
                      f"recall@{k}": sum(r for _, r in recalls) / max(len(recalls), 1), "questions": recalls})
