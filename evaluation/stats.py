@@ -10,6 +10,8 @@
   is never 0.
 - `holm`: Holm-Bonferroni adjusted p-values over one table's family of comparisons (statsmodels).
   A verdict reads the adjusted p-value.
+- `detectable_difference`, `questions_needed` and `power_at`: what a paired test of this kind can find, for
+  planning: the normal approximation to the sign-flip test, with the spread of observed differences.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import DegenerateDataWarning, bootstrap, permutation_test
+from scipy.stats import DegenerateDataWarning, bootstrap, norm, permutation_test
 from statsmodels.stats.multitest import multipletests
 
 CONFIDENCE = 0.95
 ALPHA = 0.05
+POWER = 0.8
 EXACT_MAX = 16  # up to 2^16 = 65,536 sign patterns are enumerated
 FLIPS = 20_000  # random sign patterns otherwise
 RESAMPLES = 9_999  # bootstrap resamples of an interval
@@ -100,6 +103,55 @@ def holm(p_values) -> list[float]:
     if tested.any():
         adjusted[tested] = multipletests(p[tested], method="holm")[1]
     return adjusted.tolist()
+
+
+def _critical(family: int, power: float, alpha: float) -> tuple[float, float]:
+    if family < 1 or not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError(f"need family >= 1, power and alpha in (0, 1): got {family}, {power}, {alpha}")
+    return float(norm.ppf(1 - alpha / family / 2)), float(norm.ppf(power))
+
+
+def _spread(differences) -> float:
+    d = np.asarray(differences, dtype=float)
+    if len(d) < 2 or np.ptp(d) == 0:
+        raise ValueError(f"planning needs at least 2 paired differences that vary, got {d.tolist()[:5]}")
+    return float(d.std(ddof=1))
+
+
+def detectable_difference(differences, family: int = 1, power: float = POWER, alpha: float = ALPHA) -> float:
+    """The smallest true mean difference δ that a two-sided paired test on as many questions as
+    `differences` finds with probability `power` at level alpha / `family`, where Holm finds it whatever
+    the family's other comparisons say; the differences' spread s stays as observed. The sign-flip test
+    rejects when the mean passes z·√((s² + δ²)/n) (its null spread is the differences' root mean square),
+    so δ solves δ = z_α·√((s² + δ²)/n) + z_power·s/√n; infinite when n ≤ z_α² (too few questions for the
+    level)."""
+    s, n = _spread(differences), len(differences)
+    z_alpha, z_power = _critical(family, power, alpha)
+    if n <= z_alpha ** 2:
+        return math.inf
+    # δ·√n - z_power·s = z_α·√(s² + δ²), squared: a quadratic in δ, its larger root
+    a, b, c = n - z_alpha ** 2, -2 * math.sqrt(n) * z_power * s, (z_power ** 2 - z_alpha ** 2) * s ** 2
+    return (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+
+
+def questions_needed(differences, effect: float, family: int = 1, power: float = POWER,
+                     alpha: float = ALPHA) -> int:
+    """How many questions the test of `detectable_difference` needs to find a true mean difference of
+    `effect` (in the differences' units) with probability `power`, the differences' spread as observed."""
+    if not effect > 0:
+        raise ValueError(f"the effect to find must be positive, got {effect}")
+    s = _spread(differences)
+    z_alpha, z_power = _critical(family, power, alpha)
+    return math.ceil(((z_alpha * math.sqrt(s * s + effect * effect) + z_power * s) / effect) ** 2)
+
+
+def power_at(differences, effect: float, family: int = 1, alpha: float = ALPHA) -> float:
+    """The probability that the test of `detectable_difference` on as many questions as `differences` finds
+    a true mean difference δ = `effect`, the spread s of the differences as observed:
+    Φ((δ√n - z_α·√(s² + δ²)) / s)."""
+    s, n = _spread(differences), len(differences)
+    z_alpha, _ = _critical(family, 0.5, alpha)
+    return float(norm.cdf((effect * math.sqrt(n) - z_alpha * math.sqrt(s * s + effect * effect)) / s))
 
 
 def verdict(diff: float, p_adjusted: float, alpha: float = ALPHA) -> str:

@@ -4,7 +4,10 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.stats import EXACT_MAX, holm, interval, p_text, paired_test, sign_flip_p, verdict
+from scipy.stats import norm
+
+from evaluation.stats import (EXACT_MAX, detectable_difference, holm, interval, p_text, paired_test, power_at,
+                              questions_needed, sign_flip_p, verdict)
 
 
 def enumerated_p(differences) -> float:
@@ -95,3 +98,40 @@ def test_the_bca_interval_holds_the_mean_and_widens_with_spread():
 
 def test_p_values_print_with_two_digits_and_never_as_zero():
     assert (p_text(0.0163), p_text(1.0), p_text(0.0004), p_text(math.nan)) == ("0.016", "1", "< 0.001", "")
+
+
+def test_the_detectable_difference_solves_the_sign_flip_tests_power_equation():
+    """δ = z_α·√((s² + δ²)/n) + z_power·s/√n, z_α at alpha / family, two-sided, from scipy's normal."""
+    d = np.random.default_rng(1).choice([-1.0, -0.5, 0.0, 0.0, 0.5, 1.0], 60)
+    s, n = d.std(ddof=1), len(d)
+    z_alpha, z_power = norm.ppf(1 - 0.05 / 3 / 2), norm.ppf(0.9)
+    delta = detectable_difference(d, family=3, power=0.9)
+    assert delta == pytest.approx(z_alpha * math.sqrt((s * s + delta * delta) / n) + z_power * s / math.sqrt(n))
+    assert power_at(d, delta, family=3) == pytest.approx(0.9)
+    assert questions_needed(d, delta, family=3, power=0.9) == n  # the same equation solved for n
+    assert questions_needed(d, delta / 2, family=3, power=0.9) > 3 * n  # half the effect: about 4x the questions
+    assert detectable_difference(d, family=1) < detectable_difference(d, family=3)
+
+
+def test_the_sign_flip_test_finds_the_detectable_difference_about_as_often_as_planned():
+    """200 simulated tables of 30 normal differences whose true mean is the detectable difference at
+    power 0.8, family 2: the exact test of the tables finds it at 0.025 in 0.8 of them, give or take 0.1."""
+    rng = np.random.default_rng(11)
+    pilot = rng.normal(0.0, 0.3, 30)
+    delta = detectable_difference(pilot, family=2)
+    found = 0
+    for i in range(200):
+        d = rng.normal(0.0, 1.0, 30)
+        d = delta + (d - d.mean()) / d.std(ddof=1) * 0.3 + rng.normal(0.0, 0.3 / math.sqrt(30))  # spread 0.3
+        found += sign_flip_p(d, seed=i)[0] < 0.025
+    assert abs(found / 200 - 0.8) <= 0.1
+
+
+def test_planning_refuses_what_it_cannot_plan_with():
+    assert detectable_difference([0.5, -0.5, 1.0], family=5) == math.inf  # 3 questions: too few for 0.01
+    with pytest.raises(ValueError, match="vary"):
+        detectable_difference([0.5] * 10)
+    with pytest.raises(ValueError, match="positive"):
+        questions_needed([0.5, -0.5, 1.0], 0.0)
+    with pytest.raises(ValueError, match="family"):
+        power_at([0.5, -0.5, 1.0], 0.1, family=0)
