@@ -91,6 +91,7 @@ from training_data.traces import SentenceLabel, TracesConfig, build_traces, labe
 RUNS = ROOT / "runs" / "bench" / "mind"
 TRAIN = DataConfig("hotpotqa", str(SHARED_DATA / "hotpotqa" / "hipporag_train_100.json"), None)
 DEV = DataConfig("ircot", str(SHARED_DATA / "hotpotqa" / "ircot_dev_500.jsonl"), None)
+TEST_QUESTIONS = 100  # DEV's first: the test; after them validation (and the Aligner's training questions)
 KG = ROOT / "runs" / "kg" / "hotpotqa_ircot_dev_100"  # the first 100 dev questions' contexts, committed triples
 # The calibration's traces, committed: a fresh checkout calibrates on the very traces validation chose with
 TRACES_ARCHIVE = ROOT / "data" / "traces" / "hotpotqa_train_100.jsonl.gz"
@@ -265,7 +266,7 @@ def reusable(configs: dict[str, EvalConfig], questions: int) -> tuple[dict[str, 
 
 def validate(args: argparse.Namespace, calibration: dict, triggers: list[dict], quantiles: list[float]) -> None:
     _, params = paths(args.attention)
-    data = replace(DEV, offset=100, limit=args.val_questions)
+    data = replace(DEV, offset=TEST_QUESTIONS, limit=args.val_questions)
     base = base_config(data, args.attention)
     points = sweep_configs(base, params if calibration["written"] else None, quantiles)
     runs = RUNS / "validation" / f"{args.attention}-q{args.val_questions}"  # the corpus is these questions' contexts
@@ -347,7 +348,8 @@ def write_validation(args, rows, chosen, ablations, calibration, triggers, param
                     "retrieval_calls": c["retrieval_calls"], "fires on": c["fires on"]} for f, c in chosen.items()]
     markdown = (
         "# MIND: operating points chosen on validation questions\n\n"
-        f"Split: HotpotQA ircot_dev_500 questions 101-{100 + args.val_questions} over their own contexts (validation: "
+        f"Split: HotpotQA ircot_dev_500 questions {TEST_QUESTIONS + 1}-{TEST_QUESTIONS + args.val_questions} over their "
+        "own contexts (validation: "
         "never scored as test); the calibration on HotpotQA hipporag_train_100 traces. BM25, 3 passages per "
         f"retrieval, {args.attention} attention, every answer from the reader on the method's top 3 passages. "
         f"Machine: {machine()}.\n\n"
@@ -563,6 +565,10 @@ def against_fixed_interval(rows: list[dict], triggers: list[dict]) -> str:
 
 
 def main(args: argparse.Namespace) -> None:
+    if not 0 < args.questions <= TEST_QUESTIONS or args.val_questions < 1:
+        sys.exit(f"--questions {args.questions}, --val_questions {args.val_questions}: the test is at most the first "
+                 f"{TEST_QUESTIONS} questions of ircot_dev_500, those after them are validation (and kirag's Aligner "
+                 "trained on them), and each split needs at least one question")
     calibration = calibrate(args.trace_questions, args.attention)
     triggers, quantiles = trigger_report(args.attention, calibration["learned"])
     if args.split == "validation":

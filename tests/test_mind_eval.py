@@ -276,3 +276,11 @@ def test_the_label_rules_table_ranks_each_rule_by_max_s(monkeypatch, tmp_path):
     rows = mind_eval.label_rules("sentence", 1)
     assert rows == [{"rule": "change (calibrated on)", "sentences": 4, "needing retrieval": 2, "AUROC of max S": 1.0},
                     {"rule": "claims", "sentences": 4, "needing retrieval": 3, "AUROC of max S": pytest.approx(2 / 3)}]
+
+
+@pytest.mark.parametrize("questions, val_questions", [(101, 30), (0, 30), (100, 0)])
+def test_test_questions_past_the_first_100_are_refused_before_anything_runs(monkeypatch, questions, val_questions):
+    monkeypatch.setattr(mind_eval, "calibrate", lambda *a: pytest.fail("calibrated before the check"))
+    args = argparse.Namespace(split="test", questions=questions, val_questions=val_questions)
+    with pytest.raises(SystemExit, match="at most the first 100 questions of ircot_dev_500"):
+        mind_eval.main(args)
