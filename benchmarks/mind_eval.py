@@ -348,9 +348,9 @@ def write_validation(args, rows, chosen, ablations, calibration, triggers, param
                     "retrieval_calls": c["retrieval_calls"], "fires on": c["fires on"]} for f, c in chosen.items()]
     markdown = (
         "# MIND: operating points chosen on validation questions\n\n"
-        f"Split: HotpotQA ircot_dev_500 questions {TEST_QUESTIONS + 1}-{TEST_QUESTIONS + args.val_questions} over their "
-        "own contexts (validation: "
-        "never scored as test); the calibration on HotpotQA hipporag_train_100 traces. BM25, 3 passages per "
+        f"Split: HotpotQA ircot_dev_500 questions {TEST_QUESTIONS + 1}-{TEST_QUESTIONS + args.val_questions} "
+        "over their own contexts (validation: never scored as test); the calibration on HotpotQA "
+        "hipporag_train_100 traces. BM25, 3 passages per "
         f"retrieval, {args.attention} attention, every answer from the reader on the method's top 3 passages. "
         f"Machine: {machine()}.\n\n"
         f"Calibration: {labels['sentences']} traced sentences, {labels['sentences_needing_retrieval']} labelled as "
