@@ -2,7 +2,7 @@
 line rests on, the smallest true difference its test finds 4 times in 5, and the questions a 5-point
 difference would need. It reads the committed per-question scores only (nothing is run):
 
-    python -m benchmarks.power [--effect 5] [--power 0.8] [--simulations 400]
+    python -m benchmarks.power [--effect 5] [--power 0.8] [--simulations 200]
 
 - KiRAG (`kirag_eval.md`): trained Aligner-only KiRAG against each budget-matched baseline, R@5, in each
   test part; Holm over the five.
@@ -37,10 +37,12 @@ BASELINES = {"rag_at_budget": "rag at budget", "hybrid": "hybrid", "mdr": "MDR-s
 
 
 def paired(method: dict, against: dict, metric: str, where: str) -> np.ndarray:
-    """Per-question differences method - against on `metric`, both runs scored on the same questions."""
+    """Per-question differences method - against on `metric`, both runs scored on the same questions, over
+    those where both have it (as the tables' tests are)."""
     if list(method) != list(against):
         raise DataError(where, None, "the two runs were not scored on the same questions in the same order")
-    return np.array([method[q][metric] - against[q][metric] for q in method], dtype=float)
+    return np.array([method[q][metric] - against[q][metric] for q in method
+                     if method[q].get(metric) is not None and against[q].get(metric) is not None], dtype=float)
 
 
 def kirag_comparisons() -> list[dict]:

@@ -105,10 +105,17 @@ def holm(p_values) -> list[float]:
     return adjusted.tolist()
 
 
-def _critical(family: int, power: float, alpha: float) -> tuple[float, float]:
-    if family < 1 or not 0 < power < 1 or not 0 < alpha < 1:
-        raise ValueError(f"need family >= 1, power and alpha in (0, 1): got {family}, {power}, {alpha}")
-    return float(norm.ppf(1 - alpha / family / 2)), float(norm.ppf(power))
+def _z(family: int, alpha: float) -> float:
+    """The two-sided normal quantile at level alpha / family."""
+    if family < 1 or not 0 < alpha < 1:
+        raise ValueError(f"need a family of at least 1 and alpha in (0, 1): got {family}, {alpha}")
+    return float(norm.ppf(1 - alpha / family / 2))
+
+
+def _z_power(power: float) -> float:
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+    return float(norm.ppf(power))
 
 
 def _spread(differences) -> float:
@@ -126,7 +133,7 @@ def detectable_difference(differences, family: int = 1, power: float = POWER, al
     so δ solves δ = z_α·√((s² + δ²)/n) + z_power·s/√n; infinite when n ≤ z_α² (too few questions for the
     level)."""
     s, n = _spread(differences), len(differences)
-    z_alpha, z_power = _critical(family, power, alpha)
+    z_alpha, z_power = _z(family, alpha), _z_power(power)
     if n <= z_alpha ** 2:
         return math.inf
     # δ·√n - z_power·s = z_α·√(s² + δ²), squared: a quadratic in δ, its larger root
@@ -141,7 +148,7 @@ def questions_needed(differences, effect: float, family: int = 1, power: float =
     if not effect > 0:
         raise ValueError(f"the effect to find must be positive, got {effect}")
     s = _spread(differences)
-    z_alpha, z_power = _critical(family, power, alpha)
+    z_alpha, z_power = _z(family, alpha), _z_power(power)
     return math.ceil(((z_alpha * math.sqrt(s * s + effect * effect) + z_power * s) / effect) ** 2)
 
 
@@ -149,8 +156,7 @@ def power_at(differences, effect: float, family: int = 1, alpha: float = ALPHA) 
     """The probability that the test of `detectable_difference` on as many questions as `differences` finds
     a true mean difference δ = `effect`, the spread s of the differences as observed:
     Φ((δ√n - z_α·√(s² + δ²)) / s)."""
-    s, n = _spread(differences), len(differences)
-    z_alpha, _ = _critical(family, 0.5, alpha)
+    s, n, z_alpha = _spread(differences), len(differences), _z(family, alpha)
     return float(norm.cdf((effect * math.sqrt(n) - z_alpha * math.sqrt(s * s + effect * effect)) / s))
 
 

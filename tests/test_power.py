@@ -24,11 +24,12 @@ def test_the_simulated_power_reads_the_tilted_draws():
     assert power.simulated_power(d, 2.0, 0.05, 50) is None
 
 
-def test_runs_scored_on_other_questions_are_refused():
-    a = {"q1": {"recall@5": 1.0}, "q2": {"recall@5": 0.5}}
-    assert power.paired(a, {"q1": {"recall@5": 0.5}, "q2": {"recall@5": 0.5}}, "recall@5", "x").tolist() == [0.5, 0]
+def test_runs_scored_on_other_questions_are_refused_and_questions_without_the_metric_left_out():
+    a = {"q1": {"recall@5": 1.0}, "q2": {"recall@5": 0.5}, "q3": {"recall@5": None}}
+    b = {"q1": {"recall@5": 0.5}, "q2": {"recall@5": 0.5}, "q3": {"recall@5": None}}
+    assert power.paired(a, b, "recall@5", "x").tolist() == [0.5, 0]
     with pytest.raises(DataError, match="same questions"):
-        power.paired(a, {"q2": {"recall@5": 0.5}, "q1": {"recall@5": 0.5}}, "recall@5", "x")
+        power.paired(a, {"q2": {"recall@5": 0.5}, "q1": {"recall@5": 0.5}, "q3": {}}, "recall@5", "x")
 
 
 def test_the_committed_table_is_recomputed_from_the_committed_scores():
