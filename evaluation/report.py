@@ -91,17 +91,23 @@ def cost_table(labelled: list[tuple[str, dict]]) -> str:
     return markdown_table(rows, list(rows[0]))
 
 
+def paired_scores(run: ScoredRun, against: ScoredRun, metric: str) -> tuple[list[float], list[float]]:
+    """`against`'s and `run`'s `metric` on the questions where both have it, in `against`'s order."""
+    common = [q for q, row in against.scores.items()
+              if row.get(metric) is not None and run.scores.get(q, {}).get(metric) is not None]
+    return [against.scores[q][metric] for q in common], [run.scores[q][metric] for q in common]
+
+
 def significance(family: list[tuple[ScoredRun, ScoredRun, str]]) -> list[dict]:
     """Paired tests of (run, against, metric) comparisons, one family: each on the questions where both
     runs have the metric (a comparison with none is left out of the family), its p-value adjusted by
     Holm over the family, and the verdict from the adjusted p-value. Differences are in points."""
     rows = []
     for run, against, metric in family:
-        common = [q for q, row in against.scores.items()
-                  if row.get(metric) is not None and run.scores.get(q, {}).get(metric) is not None]
-        if not common:
+        theirs, ours = paired_scores(run, against, metric)
+        if not ours:
             continue
-        test = paired_test([against.scores[q][metric] for q in common], [run.scores[q][metric] for q in common])
+        test = paired_test(theirs, ours)
         rows.append({"method": run.method, "against": against.method, "metric": metric, "questions": test.n,
                      "difference": 100 * test.diff, "low": 100 * test.low, "high": 100 * test.high,
                      "p": test.p, "exact": test.exact})

@@ -82,7 +82,7 @@ class RankingConfig:
     @property
     def scores_any_text(self) -> bool:
         """Whether the loop must score the passages' text at all."""
-        return self.score_text or self.text_weight > 0
+        return any(self.scores_text(query) for query in get_args(TextQuery))
 
 
 class PassageScores(NamedTuple):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from benchmarks import power
-from core.records import DataError
+from evaluation.scores import ScoredRun
 from evaluation.stats import detectable_difference, power_at, questions_needed
 
 
@@ -24,12 +24,10 @@ def test_the_simulated_power_reads_the_tilted_draws():
     assert power.simulated_power(d, 2.0, 0.05, 50) is None
 
 
-def test_runs_scored_on_other_questions_are_refused_and_questions_without_the_metric_left_out():
-    a = {"q1": {"recall@5": 1.0}, "q2": {"recall@5": 0.5}, "q3": {"recall@5": None}}
-    b = {"q1": {"recall@5": 0.5}, "q2": {"recall@5": 0.5}, "q3": {"recall@5": None}}
-    assert power.paired(a, b, "recall@5", "x").tolist() == [0.5, 0]
-    with pytest.raises(DataError, match="same questions"):
-        power.paired(a, {"q2": {"recall@5": 0.5}, "q1": {"recall@5": 0.5}, "q3": {}}, "recall@5", "x")
+def test_differences_pair_the_questions_both_runs_scored_as_the_tables_do():
+    a = ScoredRun("a", "c", {"q1": {"recall@5": 1.0}, "q2": {"recall@5": 0.5}, "q3": {"recall@5": None}}, "")
+    b = ScoredRun("b", "c", {"q2": {"recall@5": 0.5}, "q1": {"recall@5": 0.5}, "q3": {"recall@5": 1.0}}, "")
+    assert power.differences(a, b, "recall@5").tolist() == [0.0, 0.5]  # b's order; q3 unscored by a
 
 
 def test_the_committed_table_is_recomputed_from_the_committed_scores():
